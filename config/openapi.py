@@ -1,0 +1,27 @@
+"""Shared OpenAPI pieces, so every endpoint documents the one error shape truthfully."""
+
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from rest_framework import serializers
+
+ValidationErrorBody = inline_serializer(
+    name="ValidationError",
+    fields={
+        "code": serializers.CharField(default="invalid_argument"),
+        "errors": serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
+    },
+)
+DetailErrorBody = inline_serializer(
+    name="DetailError",
+    fields={"code": serializers.CharField(), "detail": serializers.CharField()},
+)
+
+BAD_REQUEST = OpenApiResponse(ValidationErrorBody, description="Bad input; errors name the field.")
+UNAUTHENTICATED = OpenApiResponse(DetailErrorBody, description="Not authenticated.")
+FORBIDDEN = OpenApiResponse(DetailErrorBody, description="Not allowed to take this action.")
+NOT_FOUND = OpenApiResponse(DetailErrorBody, description="No such resource visible to you.")
+CONFLICT = OpenApiResponse(DetailErrorBody, description="The current state does not allow it.")
+
+
+def errors(*codes: int) -> dict:
+    table = {400: BAD_REQUEST, 401: UNAUTHENTICATED, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT}
+    return {code: table[code] for code in codes}

@@ -1,0 +1,22 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from config.auth import ObtainTokenView
+from handler_groups.apis import HandlerGroupViewSet
+from ticketing.apis import TicketViewSet
+
+router = DefaultRouter()
+router.register("tickets", TicketViewSet, basename="ticket")
+router.register("handler-groups", HandlerGroupViewSet, basename="handler-group")
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/queueing/", include("queueing.urls")),
+    path("api/", include(router.urls)),
+]

@@ -1,0 +1,12 @@
+from .base import PickContext
+from .registry import register
+
+
+@register(0, "manual")
+class Manual:
+    """Nobody is picked: the ticket waits in the pool until a member accepts it."""
+
+    auto_assigns = False
+
+    def pick(self, ctx: PickContext) -> int | None:
+        return None

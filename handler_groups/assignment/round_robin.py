@@ -1,0 +1,25 @@
+from .base import PickContext
+from .registry import register
+
+
+@register(1, "round robin")
+class RoundRobin:
+    """Walk the member list from the member after the last one assigned, skipping members who
+    are not eligible; the cursor moves to the member actually chosen. The caller holds the
+    group row lock, so concurrent approvals see each other's cursor moves."""
+
+    auto_assigns = True
+
+    def pick(self, ctx: PickContext) -> int | None:
+        members = ctx.member_ids
+        if not members or not ctx.eligible_ids:
+            return None
+        eligible = set(ctx.eligible_ids)
+        start = (ctx.group.last_assign_index + 1) % len(members)
+        for step in range(len(members)):
+            index = (start + step) % len(members)
+            if members[index] in eligible:
+                ctx.group.last_assign_index = index
+                ctx.group.save(update_fields=["last_assign_index", "updated"])
+                return members[index]
+        return None

@@ -1,0 +1,94 @@
+from django.contrib import admin
+from django.utils import timezone
+
+from .models import Ticket, TicketRecord, TicketReply
+from .services import record
+
+
+class TicketRecordInline(admin.TabularInline):
+    model = TicketRecord
+    extra = 0
+    can_delete = False
+    fields = ["created", "action", "actor", "from_status", "to_status", "detail"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class TicketReplyInline(admin.TabularInline):
+    model = TicketReply
+    extra = 0
+    can_delete = False
+    fields = ["created", "author", "reply_type", "content"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Ticket)
+class TicketAdmin(admin.ModelAdmin):
+    """Read-mostly: state changes go through the API's services. Admins may correct the
+    descriptive fields; every such edit is written to the audit trail."""
+
+    list_display = [
+        "bill_code",
+        "title",
+        "priority",
+        "category",
+        "handler_group",
+        "handler",
+        "process_status",
+        "ticket_status",
+        "response_deadline",
+        "resolve_deadline",
+        "response_timeout",
+        "resolve_timeout",
+        "submitted_time",
+    ]
+    list_filter = [
+        "process_status",
+        "ticket_status",
+        "priority",
+        "handler_group",
+        "response_timeout",
+        "resolve_timeout",
+    ]
+    search_fields = ["bill_code", "title", "category", "creator__username", "handler__username"]
+    list_select_related = ["handler_group", "handler"]
+    date_hierarchy = "submitted_time"
+    inlines = [TicketReplyInline, TicketRecordInline]
+    editable_fields = ["title", "content", "priority", "category"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Ticket._meta.fields if f.name not in self.editable_fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and form.changed_data:
+            record(
+                ticket_id=obj.pk,
+                action="admin_edit",
+                actor_id=request.user.pk,
+                now=timezone.now(),
+                detail={"fields": form.changed_data},
+            )
+
+
+@admin.register(TicketReply)
+class TicketReplyAdmin(admin.ModelAdmin):
+    list_display = ["id", "ticket", "author", "reply_type", "created"]
+    list_filter = ["reply_type"]
+    search_fields = ["ticket__bill_code", "content", "author__username"]
+    list_select_related = ["ticket", "author"]
+    readonly_fields = ["ticket", "author", "reply_type", "content", "created"]
+
+    def has_add_permission(self, request) -> bool:
+        return False

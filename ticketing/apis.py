@@ -1,0 +1,173 @@
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.errors import Forbidden
+from config.openapi import errors
+
+from . import access, selectors, services
+from .models import ReplyType, Ticket
+from .serializers import (
+    REPLY_TYPES,
+    PoolQuery,
+    RecordOutput,
+    RejectInput,
+    ReplyInput,
+    ReplyOutput,
+    TicketOutput,
+    TicketSubmitInput,
+    TransferInput,
+)
+
+
+class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Tickets the caller may see. Commands are POST actions; each calls one service."""
+
+    serializer_class = TicketOutput
+    filterset_fields = ["priority", "category", "ticket_status", "process_status", "handler_group"]
+
+    def get_queryset(self) -> QuerySet[Ticket]:
+        return access.visible_tickets(self.request.user).order_by("-id")
+
+    def _ticket(self) -> Ticket:
+        """The ticket in the URL if the caller may see it, else 404."""
+        return selectors.ticket_for(self.request.user, int(self.kwargs["pk"]))
+
+    def _respond(self, ticket: Ticket, code: int = status.HTTP_200_OK) -> Response:
+        return Response(TicketOutput(ticket).data, status=code)
+
+    @extend_schema(
+        request=TicketSubmitInput, responses={201: TicketOutput, **errors(400, 401)}
+    )
+    def create(self, request: Request) -> Response:
+        data = _valid(TicketSubmitInput, request.data)
+        ticket = services.ticket_submit(creator=request.user, **data)
+        return self._respond(ticket, status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: TicketOutput, **errors(401, 404)})
+    def retrieve(self, request: Request, pk=None) -> Response:
+        return self._respond(self._ticket())
+
+    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def approve(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if not access.is_approver(request.user):
+            raise Forbidden("Only approvers may approve tickets.")
+        return self._respond(services.ticket_approve(ticket_id=ticket.pk, approver=request.user))
+
+    @extend_schema(request=RejectInput, responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def reject(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if not access.is_approver(request.user):
+            raise Forbidden("Only approvers may reject tickets.")
+        data = _valid(RejectInput, request.data)
+        return self._respond(
+            services.ticket_reject(ticket_id=ticket.pk, approver=request.user, reason=data["reason"])
+        )
+
+    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if ticket.creator_id != request.user.pk and not request.user.is_staff:
+            raise Forbidden("Only the applicant may cancel a ticket awaiting approval.")
+        return self._respond(services.ticket_cancel(ticket_id=ticket.pk, user=request.user))
+
+    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def accept(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if not access.can_handle(request.user, ticket):
+            raise Forbidden("Only members of the ticket's handler group may accept it.")
+        return self._respond(services.ticket_accept(ticket_id=ticket.pk, handler=request.user))
+
+    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def complete(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if ticket.handler_id != request.user.pk:
+            raise Forbidden("Only the ticket's handler may complete it.")
+        return self._respond(services.ticket_complete(ticket_id=ticket.pk, handler=request.user))
+
+    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def close(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if not access.can_close(request.user, ticket):
+            raise Forbidden("Only the applicant or staff may close a ticket.")
+        return self._respond(services.ticket_close(ticket_id=ticket.pk, user=request.user))
+
+    @extend_schema(
+        request=TransferInput, responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)}
+    )
+    @action(detail=True, methods=["post"])
+    def transfer(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if not access.can_transfer(request.user, ticket):
+            raise Forbidden("Only the group leader or staff may transfer a ticket.")
+        data = _valid(TransferInput, request.data)
+        return self._respond(
+            services.ticket_transfer(
+                ticket_id=ticket.pk,
+                user=request.user,
+                handler_id=data.get("handler_id"),
+                handler_group_id=data.get("handler_group_id"),
+            )
+        )
+
+    @extend_schema(
+        methods=["GET"], request=None, responses={200: ReplyOutput(many=True), **errors(401, 404)}
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=ReplyInput,
+        responses={201: ReplyOutput, **errors(400, 401, 403, 404, 409)},
+    )
+    @action(detail=True, methods=["get", "post"], pagination_class=None)
+    def replies(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        insider = access.can_work_on(request.user, ticket)
+        if request.method == "GET":
+            replies = ticket.replies.all()
+            if not insider:
+                replies = replies.exclude(reply_type=ReplyType.INTERNAL)
+            return Response(ReplyOutput(replies, many=True).data)
+        data = _valid(ReplyInput, request.data)
+        reply_type = REPLY_TYPES[data["reply_type"]]
+        if reply_type == ReplyType.INTERNAL and not insider:
+            raise Forbidden("Only handlers may write internal replies.")
+        if not insider and ticket.creator_id != request.user.pk:
+            raise Forbidden("Only the applicant and the handlers may reply.")
+        reply = services.ticket_reply(
+            ticket_id=ticket.pk, author=request.user, reply_type=reply_type, content=data["content"]
+        )
+        return Response(ReplyOutput(reply).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: RecordOutput(many=True), **errors(401, 404)})
+    @action(detail=True, methods=["get"], pagination_class=None)
+    def records(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        return Response(RecordOutput(ticket.records.all(), many=True).data)
+
+    @extend_schema(
+        parameters=[PoolQuery],
+        responses={200: TicketOutput(many=True), **errors(400, 401)},
+    )
+    @action(detail=False, methods=["get"], filterset_fields=None, filter_backends=[])
+    def pool(self, request: Request) -> Response:
+        query = _valid(PoolQuery, request.query_params)
+        qs = selectors.pool_for(request.user, **query).select_related(None)
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(TicketOutput(page, many=True).data)
+
+
+def _valid(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+

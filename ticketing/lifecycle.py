@@ -1,0 +1,102 @@
+"""The ticket state machine: every status change in the project is one of these transitions.
+
+A transition names the statuses it may start from and the status it leads to. Services apply
+it with a compare-and-set UPDATE (`WHERE <status> IN from_statuses`), so a transition that
+lost a race changes nothing and is reported as a conflict."""
+
+from dataclasses import dataclass
+
+from config.errors import ConflictError
+
+from .models import ProcessStatus, TicketStatus
+
+
+@dataclass(frozen=True)
+class Transition:
+    name: str
+    field: str  # "process_status" or "ticket_status"
+    sources: tuple[int, ...]
+    target: int
+    # Other status the ticket must be in (e.g. the handling transitions need an approved ticket).
+    requires_approved: bool = True
+
+
+APPROVE = Transition(
+    "approve", "process_status", (ProcessStatus.APPROVING,), ProcessStatus.APPROVED, False
+)
+REJECT = Transition(
+    "reject", "process_status", (ProcessStatus.APPROVING,), ProcessStatus.REJECTED, False
+)
+CANCEL = Transition(
+    "cancel", "process_status", (ProcessStatus.APPROVING,), ProcessStatus.CANCELLED, False
+)
+# After approval the ticket enters the pool, and may be assigned straight away.
+ENTER_POOL = Transition(
+    "enter_pool", "ticket_status", (TicketStatus.SUBMITTED,), TicketStatus.PENDING_ASSIGN
+)
+ASSIGN = Transition(
+    "assign",
+    "ticket_status",
+    (TicketStatus.SUBMITTED, TicketStatus.PENDING_ASSIGN),
+    TicketStatus.PENDING_PROCESS,
+)
+# An offered ticket taken back from a handler who did not accept it in time.
+RECLAIM = Transition(
+    "reclaim", "ticket_status", (TicketStatus.PENDING_PROCESS,), TicketStatus.PENDING_ASSIGN
+)
+ACCEPT = Transition(
+    "accept",
+    "ticket_status",
+    (TicketStatus.PENDING_ASSIGN, TicketStatus.PENDING_PROCESS),
+    TicketStatus.PROCESSING,
+)
+COMPLETE = Transition("complete", "ticket_status", (TicketStatus.PROCESSING,), TicketStatus.COMPLETED)
+CLOSE = Transition(
+    "close",
+    "ticket_status",
+    (
+        TicketStatus.PENDING_ASSIGN,
+        TicketStatus.PENDING_PROCESS,
+        TicketStatus.PROCESSING,
+        TicketStatus.COMPLETED,
+    ),
+    TicketStatus.CLOSED,
+)
+# Transfer keeps the ticket open; to a person it becomes pending process, to a group it goes
+# back to the pool (and may be assigned again by the new group's strategy).
+TRANSFER_TO_HANDLER = Transition(
+    "transfer",
+    "ticket_status",
+    (TicketStatus.PENDING_ASSIGN, TicketStatus.PENDING_PROCESS, TicketStatus.PROCESSING),
+    TicketStatus.PENDING_PROCESS,
+)
+TRANSFER_TO_GROUP = Transition(
+    "transfer",
+    "ticket_status",
+    (TicketStatus.PENDING_ASSIGN, TicketStatus.PENDING_PROCESS, TicketStatus.PROCESSING),
+    TicketStatus.PENDING_ASSIGN,
+)
+
+
+class IllegalTransition(ConflictError):
+    def __init__(self, transition: Transition, current: int | None):
+        self.transition = transition
+        self.current = current
+        enum = ProcessStatus if transition.field == "process_status" else TicketStatus
+        if current is None:
+            state = "in a state that does not allow it"
+        else:
+            try:
+                state = f"{transition.field.replace('_', ' ')} is '{enum(current).label}'"
+            except ValueError:
+                state = f"{transition.field} is {current}"
+        allowed = ", ".join(f"'{enum(s).label}'" for s in transition.sources)
+        super().__init__(
+            f"Cannot {transition.name} this ticket: its {state}; "
+            f"allowed only from {allowed}."
+        )
+
+
+    def with_message(self, message: str) -> "IllegalTransition":
+        self.args = (message,)
+        return self

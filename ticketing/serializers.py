@@ -1,0 +1,112 @@
+from rest_framework import serializers
+
+from .models import Priority, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
+
+
+class TicketSubmitInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    content = serializers.CharField(max_length=50_000)
+    priority = serializers.ChoiceField(choices=Priority.choices)
+    category = serializers.RegexField(
+        r"^[A-Za-z0-9_.-]*$", max_length=50, required=False, allow_blank=True, default=""
+    )
+    handler_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+
+
+class TicketOutput(serializers.ModelSerializer):
+    priority_label = serializers.CharField(source="get_priority_display", read_only=True)
+    process_status_label = serializers.CharField(
+        source="get_process_status_display", read_only=True
+    )
+    ticket_status_label = serializers.CharField(source="get_ticket_status_display", read_only=True)
+    creator_id = serializers.IntegerField(read_only=True)
+    handler_id = serializers.IntegerField(read_only=True, allow_null=True)
+    handler_group_id = serializers.IntegerField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Ticket
+        fields = [
+            "id",
+            "bill_code",
+            "title",
+            "content",
+            "priority",
+            "priority_label",
+            "category",
+            "creator_id",
+            "handler_group_id",
+            "handler_id",
+            "process_status",
+            "process_status_label",
+            "ticket_status",
+            "ticket_status_label",
+            "submitted_time",
+            "approved_time",
+            "assigned_time",
+            "accepted_time",
+            "completed_time",
+            "closed_time",
+            "response_deadline",
+            "resolve_deadline",
+            "response_timeout",
+            "resolve_timeout",
+            "reply_count",
+        ]
+        read_only_fields = fields
+
+
+class RejectInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class TransferInput(serializers.Serializer):
+    handler_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    handler_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+
+    def validate(self, attrs):
+        if attrs.get("handler_id") is None and attrs.get("handler_group_id") is None:
+            raise serializers.ValidationError(
+                {"non_field_errors": ["Give handler_id, handler_group_id or both."]}
+            )
+        return attrs
+
+
+REPLY_TYPES = {"public": ReplyType.PUBLIC, "internal": ReplyType.INTERNAL}
+
+
+class ReplyInput(serializers.Serializer):
+    reply_type = serializers.ChoiceField(choices=list(REPLY_TYPES), default="public")
+    content = serializers.CharField(max_length=50_000)
+
+
+class ReplyOutput(serializers.ModelSerializer):
+    reply_type = serializers.SerializerMethodField()
+    author_id = serializers.IntegerField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = TicketReply
+        fields = ["id", "ticket_id", "author_id", "reply_type", "content", "created"]
+        read_only_fields = fields
+
+    def get_reply_type(self, reply: TicketReply) -> str:
+        return ReplyType(reply.reply_type).label
+
+
+class RecordOutput(serializers.ModelSerializer):
+    actor_id = serializers.IntegerField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = TicketRecord
+        fields = ["id", "action", "actor_id", "from_status", "to_status", "created", "detail"]
+        read_only_fields = fields
+
+
+POOL_VIEWS = ("pending", "my_handling", "all")
+
+
+class PoolQuery(serializers.Serializer):
+    view = serializers.ChoiceField(choices=POOL_VIEWS, default="pending")
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    category = serializers.CharField(max_length=50, required=False)
+    ticket_status = serializers.ChoiceField(choices=TicketStatus.choices, required=False)
+    handler_group = serializers.IntegerField(min_value=1, required=False)

@@ -1,0 +1,356 @@
+"""Ticket lifecycle services. Each is keyword-only, owns its transaction, applies one
+transition of the state machine (lifecycle.py) with a compare-and-set UPDATE and writes the
+audit record in the same transaction."""
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from config.errors import InvalidArgument
+from handler_groups.assignment import pick_handler
+from handler_groups.models import HandlerGroup
+from sla.services import sla_start_clocks
+
+from . import lifecycle
+from .lifecycle import IllegalTransition, Transition
+from .models import ProcessStatus, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
+
+logger = logging.getLogger(__name__)
+
+
+def record(
+    *,
+    ticket_id: int,
+    action: str,
+    actor_id: int | None,
+    now: datetime,
+    from_status: int | None = None,
+    to_status: int | None = None,
+    detail: dict[str, Any] | None = None,
+) -> TicketRecord:
+    return TicketRecord.objects.create(
+        ticket_id=ticket_id,
+        action=action,
+        actor_id=actor_id,
+        created=now,
+        from_status=from_status,
+        to_status=to_status,
+        detail=detail or {},
+    )
+
+
+def apply_transition(
+    *,
+    ticket_id: int,
+    transition: Transition,
+    actor_id: int | None,
+    now: datetime,
+    values: dict[str, Any] | None = None,
+    condition: Q | None = None,
+    detail: dict[str, Any] | None = None,
+) -> Ticket:
+    """Move the ticket along `transition` if it is still in one of the source statuses
+    (compare-and-set: the UPDATE's WHERE is the check, so two racing callers cannot both
+    win). Takes the ticket's row lock until the caller's transaction ends. Raises
+    IllegalTransition, changing nothing, when the ticket is not in a source status."""
+    assert connection.in_atomic_block, "apply_transition must run inside transaction.atomic"
+    conditions = {f"{transition.field}__in": transition.sources}
+    if transition.requires_approved:
+        conditions["process_status"] = ProcessStatus.APPROVED
+    updates = {transition.field: transition.target, **(values or {})}
+    rows = (
+        Ticket.objects.filter(condition or Q(), pk=ticket_id, **conditions)
+        .select_for_update()
+        .values_list(transition.field, flat=True)
+    )
+    previous = list(rows)
+    if not previous:
+        current = Ticket.objects.filter(pk=ticket_id).values_list(transition.field, flat=True)
+        raise IllegalTransition(transition, current.first())
+    Ticket.objects.filter(pk=ticket_id).update(**updates)
+    record(
+        ticket_id=ticket_id,
+        action=transition.name,
+        actor_id=actor_id,
+        now=now,
+        from_status=previous[0],
+        to_status=transition.target,
+        detail={"field": transition.field, **(detail or {})},
+    )
+    return Ticket.objects.select_related("handler_group").get(pk=ticket_id)
+
+
+def _lock_group(group_id: int | None) -> HandlerGroup | None:
+    """Lock the group row (routing state: the round-robin cursor, loads). Always locked before
+    ticket rows."""
+    if group_id is None:
+        return None
+    return HandlerGroup.objects.select_for_update().get(pk=group_id)
+
+
+def _bill_code(now: datetime) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval('ticket_bill_code_seq')")
+        (number,) = cursor.fetchone()
+    return f"TK{now:%Y%m%d}{number:06d}"
+
+
+def ticket_submit(
+    *,
+    creator,
+    title: str,
+    content: str,
+    priority: int,
+    category: str = "",
+    handler_group_id: int | None = None,
+    now: datetime | None = None,
+) -> Ticket:
+    now = now or timezone.now()
+    if handler_group_id is not None:
+        group = HandlerGroup.objects.filter(pk=handler_group_id).first()
+        if group is None:
+            raise InvalidArgument("handler_group_id", "No handler group with this id.")
+        if not group.is_enabled:
+            raise InvalidArgument("handler_group_id", "This handler group is disabled.")
+    with transaction.atomic():
+        ticket = Ticket.objects.create(
+            bill_code=_bill_code(now),
+            title=title,
+            content=content,
+            priority=priority,
+            category=category or "",
+            creator=creator,
+            handler_group_id=handler_group_id,
+            submitted_time=now,
+        )
+        record(
+            ticket_id=ticket.pk,
+            action="submit",
+            actor_id=creator.pk,
+            now=now,
+            to_status=TicketStatus.SUBMITTED,
+            detail={"field": "ticket_status"},
+        )
+    return ticket
+
+
+def route(*, ticket: Ticket, group: HandlerGroup | None, actor_id: int | None, now: datetime) -> Ticket:
+    """Put an approved ticket that is waiting for a handler (status 0 or 1) in front of the
+    group's strategy: assigned → status 2, otherwise it waits in the pool (status 1). The
+    caller holds the group lock. A failing strategy never fails the caller: the ticket then
+    simply waits in the pool."""
+    handler_id = None
+    if group is not None:
+        try:
+            with transaction.atomic():
+                handler_id = pick_handler(group=group, ticket_id=ticket.pk, now=now)
+        except Exception:
+            logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
+            handler_id = None
+    if handler_id is not None:
+        return apply_transition(
+            ticket_id=ticket.pk,
+            transition=lifecycle.ASSIGN,
+            actor_id=actor_id,
+            now=now,
+            values={"handler_id": handler_id, "assigned_time": now, "accepted_time": None},
+            detail={"handler_id": handler_id, "strategy": group.assign_strategy},
+        )
+    if ticket.ticket_status == TicketStatus.SUBMITTED:
+        return apply_transition(
+            ticket_id=ticket.pk, transition=lifecycle.ENTER_POOL, actor_id=actor_id, now=now
+        )
+    return ticket
+
+
+def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> Ticket:
+    """Approve, start the SLA clocks and route the ticket, all in one transaction."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        group_id = Ticket.objects.filter(pk=ticket_id).values_list("handler_group_id", flat=True)
+        group = _lock_group(group_id.first())
+        ticket = apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.APPROVE,
+            actor_id=approver.pk,
+            now=now,
+            values={"approved_time": now},
+        )
+        changed = sla_start_clocks(ticket=ticket, now=now)
+        if changed:
+            ticket.save(update_fields=changed)
+        return route(ticket=ticket, group=group, actor_id=approver.pk, now=now)
+
+
+def ticket_reject(*, ticket_id: int, approver, reason: str, now: datetime | None = None) -> Ticket:
+    now = now or timezone.now()
+    with transaction.atomic():
+        return apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.REJECT,
+            actor_id=approver.pk,
+            now=now,
+            detail={"reason": reason},
+        )
+
+
+def ticket_cancel(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
+    now = now or timezone.now()
+    with transaction.atomic():
+        return apply_transition(
+            ticket_id=ticket_id, transition=lifecycle.CANCEL, actor_id=user.pk, now=now
+        )
+
+
+def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ticket:
+    """Take the ticket: from the pool (status 1, anyone allowed to handle it) or as its
+    assigned handler (status 2). Of several handlers accepting at once exactly one wins; the
+    others get IllegalTransition."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        try:
+            return apply_transition(
+                ticket_id=ticket_id,
+                transition=lifecycle.ACCEPT,
+                actor_id=handler.pk,
+                now=now,
+                values={"handler_id": handler.pk, "accepted_time": now},
+                condition=Q(ticket_status=TicketStatus.PENDING_ASSIGN)
+                | Q(ticket_status=TicketStatus.PENDING_PROCESS, handler_id=handler.pk),
+            )
+        except IllegalTransition as exc:
+            current = Ticket.objects.filter(pk=ticket_id).values("ticket_status", "handler_id")
+            row = current.first()
+            if row and row["ticket_status"] == TicketStatus.PENDING_PROCESS:
+                raise IllegalTransition(lifecycle.ACCEPT, row["ticket_status"]).with_message(
+                    "Cannot accept this ticket: it is assigned to another handler."
+                ) from exc
+            raise
+
+
+def ticket_reply(
+    *, ticket_id: int, author, reply_type: int, content: str, now: datetime | None = None
+) -> TicketReply:
+    now = now or timezone.now()
+    with transaction.atomic():
+        ticket = Ticket.objects.select_for_update().get(pk=ticket_id)
+        if ticket.ticket_status == TicketStatus.CLOSED or ticket.process_status in (
+            ProcessStatus.REJECTED,
+            ProcessStatus.CANCELLED,
+        ):
+            raise IllegalTransition(lifecycle.CLOSE, None).with_message(
+                "Cannot reply: the ticket is closed."
+            )
+        reply = TicketReply.objects.create(
+            ticket_id=ticket_id, author=author, reply_type=reply_type, content=content
+        )
+        Ticket.objects.filter(pk=ticket_id).update(reply_count=F("reply_count") + 1)
+        record(
+            ticket_id=ticket_id,
+            action="reply",
+            actor_id=author.pk,
+            now=now,
+            detail={"reply_id": reply.pk, "reply_type": ReplyType(reply_type).label},
+        )
+        return reply
+
+
+def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> Ticket:
+    now = now or timezone.now()
+    with transaction.atomic():
+        return apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.COMPLETE,
+            actor_id=handler.pk,
+            now=now,
+            values={"completed_time": now},
+            condition=Q(handler_id=handler.pk),
+        )
+
+
+def ticket_close(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
+    now = now or timezone.now()
+    with transaction.atomic():
+        return apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.CLOSE,
+            actor_id=user.pk,
+            now=now,
+            values={"closed_time": now},
+        )
+
+
+def ticket_transfer(
+    *,
+    ticket_id: int,
+    user,
+    handler_id: int | None = None,
+    handler_group_id: int | None = None,
+    now: datetime | None = None,
+) -> Ticket:
+    """Hand the ticket to another handler (status 2, waiting for them to accept) and/or
+    another group. To a group without a handler the ticket goes back to the pool and the new
+    group's strategy routes it."""
+    now = now or timezone.now()
+    if handler_id is None and handler_group_id is None:
+        raise InvalidArgument("non_field_errors", "Give handler_id, handler_group_id or both.")
+    with transaction.atomic():
+        current = Ticket.objects.filter(pk=ticket_id).values("handler_group_id").first()
+        target_group_id = handler_group_id or current["handler_group_id"]
+        # Lock order: group rows first (by id, so two transfers cannot deadlock), then ticket.
+        group_ids = sorted({g for g in (current["handler_group_id"], target_group_id) if g})
+        groups = {g.pk: g for g in HandlerGroup.objects.select_for_update().filter(pk__in=group_ids)}
+        target_group = groups.get(target_group_id) if target_group_id else None
+        if handler_group_id is not None:
+            if target_group is None:
+                raise InvalidArgument("handler_group_id", "No handler group with this id.")
+            if not target_group.is_enabled:
+                raise InvalidArgument("handler_group_id", "This handler group is disabled.")
+        if handler_id is not None:
+            _check_transfer_target(handler_id, target_group)
+        detail = {
+            "from_group_id": current["handler_group_id"],
+            "to_group_id": target_group_id,
+            "to_handler_id": handler_id,
+        }
+        if handler_id is not None:
+            return apply_transition(
+                ticket_id=ticket_id,
+                transition=lifecycle.TRANSFER_TO_HANDLER,
+                actor_id=user.pk,
+                now=now,
+                values={
+                    "handler_id": handler_id,
+                    "handler_group_id": target_group_id,
+                    "assigned_time": now,
+                    "accepted_time": None,
+                },
+                detail=detail,
+            )
+        ticket = apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.TRANSFER_TO_GROUP,
+            actor_id=user.pk,
+            now=now,
+            values={
+                "handler_id": None,
+                "handler_group_id": target_group_id,
+                "assigned_time": None,
+                "accepted_time": None,
+            },
+            detail=detail,
+        )
+        return route(ticket=ticket, group=target_group, actor_id=user.pk, now=now)
+
+
+def _check_transfer_target(handler_id: int, group: HandlerGroup | None) -> None:
+    from django.contrib.auth import get_user_model
+
+    if not get_user_model().objects.filter(pk=handler_id, is_active=True).exists():
+        raise InvalidArgument("handler_id", "No active user with this id.")
+    if group is not None and handler_id not in group.member_ids:
+        raise InvalidArgument("handler_id", "This user is not a member of the target handler group.")
