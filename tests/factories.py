@@ -11,10 +11,16 @@ class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
         django_get_or_create = ("username",)
+        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.test")
-    password = factory.PostGenerationMethodCall("set_password", "pw")
+
+    @factory.post_generation
+    def password(self, create, extracted, **kwargs):
+        self.set_password(extracted or "pw")
+        if create:
+            self.save(update_fields=["password"])
 
 
 class ApproverFactory(UserFactory):
@@ -34,6 +40,7 @@ class StaffFactory(UserFactory):
 class HandlerGroupFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = HandlerGroup
+        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"group{n}")
     assign_strategy = 0

@@ -10,24 +10,28 @@ from .models import ProcessStatus, Ticket
 
 
 def is_approver(user) -> bool:
-    return user.is_authenticated and (
-        user.is_staff or user.has_perm("ticketing.approve_ticket")
-    )
+    return user.is_authenticated and (user.is_staff or user.has_perm("ticketing.approve_ticket"))
+
+
+def pool_scope(user) -> Q:
+    """Approved tickets the user works on: their groups' (as member or leader) and those with
+    no group. A user in no group gets only no-group tickets, never every group's (the source
+    design's fallback to "no filter" leaked tickets). Staff get every approved ticket."""
+    approved = Q(process_status=ProcessStatus.APPROVED)
+    if user.is_staff:
+        return approved
+    group_ids = group_ids_for_user(user)
+    return approved & (Q(handler_group__isnull=True) | Q(handler_group_id__in=group_ids))
 
 
 def visible_tickets(user) -> QuerySet[Ticket]:
+    """Their own tickets, the ones they handle, and their pool; approvers and staff see all."""
     qs = Ticket.objects.all()
     if not user.is_authenticated:
         return qs.none()
     if user.is_staff or is_approver(user):
         return qs
-    condition = Q(creator=user) | Q(handler=user)
-    group_ids = group_ids_for_user(user)
-    if group_ids:
-        condition |= Q(process_status=ProcessStatus.APPROVED, handler_group_id__in=group_ids)
-    if is_handler(user):
-        condition |= Q(process_status=ProcessStatus.APPROVED, handler_group__isnull=True)
-    return qs.filter(condition)
+    return qs.filter(Q(creator=user) | Q(handler=user) | pool_scope(user))
 
 
 def can_handle(user, ticket: Ticket) -> bool:

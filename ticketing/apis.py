@@ -39,9 +39,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def _respond(self, ticket: Ticket, code: int = status.HTTP_200_OK) -> Response:
         return Response(TicketOutput(ticket).data, status=code)
 
-    @extend_schema(
-        request=TicketSubmitInput, responses={201: TicketOutput, **errors(400, 401)}
-    )
+    @extend_schema(request=TicketSubmitInput, responses={201: TicketOutput, **errors(400, 401)})
     def create(self, request: Request) -> Response:
         data = _valid(TicketSubmitInput, request.data)
         ticket = services.ticket_submit(creator=request.user, **data)
@@ -59,7 +57,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             raise Forbidden("Only approvers may approve tickets.")
         return self._respond(services.ticket_approve(ticket_id=ticket.pk, approver=request.user))
 
-    @extend_schema(request=RejectInput, responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)})
+    @extend_schema(
+        request=RejectInput, responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)}
+    )
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
@@ -67,7 +67,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             raise Forbidden("Only approvers may reject tickets.")
         data = _valid(RejectInput, request.data)
         return self._respond(
-            services.ticket_reject(ticket_id=ticket.pk, approver=request.user, reason=data["reason"])
+            services.ticket_reject(
+                ticket_id=ticket.pk, approver=request.user, reason=data["reason"]
+            )
         )
 
     @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
@@ -170,4 +172,3 @@ def _valid(serializer_class, data) -> dict:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
-

@@ -50,7 +50,9 @@ ACCEPT = Transition(
     (TicketStatus.PENDING_ASSIGN, TicketStatus.PENDING_PROCESS),
     TicketStatus.PROCESSING,
 )
-COMPLETE = Transition("complete", "ticket_status", (TicketStatus.PROCESSING,), TicketStatus.COMPLETED)
+COMPLETE = Transition(
+    "complete", "ticket_status", (TicketStatus.PROCESSING,), TicketStatus.COMPLETED
+)
 CLOSE = Transition(
     "close",
     "ticket_status",
@@ -92,10 +94,8 @@ class IllegalTransition(ConflictError):
                 state = f"{transition.field} is {current}"
         allowed = ", ".join(f"'{enum(s).label}'" for s in transition.sources)
         super().__init__(
-            f"Cannot {transition.name} this ticket: its {state}; "
-            f"allowed only from {allowed}."
+            f"Cannot {transition.name} this ticket: its {state}; allowed only from {allowed}."
         )
-
 
     def with_message(self, message: str) -> "IllegalTransition":
         self.args = (message,)

@@ -1,11 +1,9 @@
 """Reads: the ticket pool (the same selectors serve the API and the console)."""
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
-from handler_groups.selectors import group_ids_for_user
-
-from .access import visible_tickets
-from .models import ProcessStatus, Ticket, TicketStatus
+from .access import pool_scope, visible_tickets
+from .models import Ticket, TicketStatus
 
 MY_HANDLING_DEFAULT = (
     TicketStatus.PENDING_PROCESS,
@@ -14,19 +12,8 @@ MY_HANDLING_DEFAULT = (
 )
 
 
-def _scope(user) -> Q:
-    """Approved tickets the user works on: their groups' and those with no group. A user in
-    no group sees only no-group tickets, never every group's (the source design's fallback
-    to "no filter" leaked tickets). Staff see every approved ticket."""
-    approved = Q(process_status=ProcessStatus.APPROVED)
-    if user.is_staff:
-        return approved
-    group_ids = group_ids_for_user(user)
-    return approved & (Q(handler_group__isnull=True) | Q(handler_group_id__in=group_ids))
-
-
 def pool_pending_for(user) -> QuerySet[Ticket]:
-    return Ticket.objects.filter(_scope(user), ticket_status=TicketStatus.PENDING_ASSIGN)
+    return Ticket.objects.filter(pool_scope(user), ticket_status=TicketStatus.PENDING_ASSIGN)
 
 
 def pool_my_handling_for(user, *, ticket_status: int | None = None) -> QuerySet[Ticket]:
@@ -37,7 +24,7 @@ def pool_my_handling_for(user, *, ticket_status: int | None = None) -> QuerySet[
 
 
 def pool_all_for(user) -> QuerySet[Ticket]:
-    return Ticket.objects.filter(_scope(user))
+    return Ticket.objects.filter(pool_scope(user))
 
 
 def pool_for(

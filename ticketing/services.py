@@ -138,7 +138,9 @@ def ticket_submit(
     return ticket
 
 
-def route(*, ticket: Ticket, group: HandlerGroup | None, actor_id: int | None, now: datetime) -> Ticket:
+def route(
+    *, ticket: Ticket, group: HandlerGroup | None, actor_id: int | None, now: datetime
+) -> Ticket:
     """Put an approved ticket that is waiting for a handler (status 0 or 1) in front of the
     group's strategy: assigned → status 2, otherwise it waits in the pool (status 1). The
     caller holds the group lock. A failing strategy never fails the caller: the ticket then
@@ -303,7 +305,9 @@ def ticket_transfer(
         target_group_id = handler_group_id or current["handler_group_id"]
         # Lock order: group rows first (by id, so two transfers cannot deadlock), then ticket.
         group_ids = sorted({g for g in (current["handler_group_id"], target_group_id) if g})
-        groups = {g.pk: g for g in HandlerGroup.objects.select_for_update().filter(pk__in=group_ids)}
+        groups = {
+            g.pk: g for g in HandlerGroup.objects.select_for_update().filter(pk__in=group_ids)
+        }
         target_group = groups.get(target_group_id) if target_group_id else None
         if handler_group_id is not None:
             if target_group is None:
@@ -353,4 +357,6 @@ def _check_transfer_target(handler_id: int, group: HandlerGroup | None) -> None:
     if not get_user_model().objects.filter(pk=handler_id, is_active=True).exists():
         raise InvalidArgument("handler_id", "No active user with this id.")
     if group is not None and handler_id not in group.member_ids:
-        raise InvalidArgument("handler_id", "This user is not a member of the target handler group.")
+        raise InvalidArgument(
+            "handler_id", "This user is not a member of the target handler group."
+        )

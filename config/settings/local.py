@@ -3,3 +3,4 @@ from .base import env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["*"])
+WHITENOISE_AUTOREFRESH = DEBUG

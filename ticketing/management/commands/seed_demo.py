@@ -1,0 +1,87 @@
+"""Demo data for `make run`: idempotent, safe to run on every start."""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from handler_groups.models import HandlerGroup
+from handler_groups.services import handler_group_save
+
+PASSWORD = "demo12345"
+
+USERS = [
+    # username, is_staff, is_superuser
+    ("admin", True, True),
+    ("approver", False, False),
+    ("lead_it", False, False),
+    ("lead_hr", False, False),
+    ("it_alice", False, False),
+    ("it_bob", False, False),
+    ("it_carol", False, False),
+    ("hr_dave", False, False),
+    ("hr_erin", False, False),
+    ("applicant1", False, False),
+    ("applicant2", False, False),
+]
+
+
+class Command(BaseCommand):
+    help = "Create demo users, handler groups, SLA rules and templates (idempotent)."
+
+    @transaction.atomic
+    def handle(self, *args, **options):
+        User = get_user_model()
+        users = {}
+        for username, is_staff, is_superuser in USERS:
+            user, created = User.objects.get_or_create(
+                username=username,
+                defaults={
+                    "email": f"{username}@example.test",
+                    "is_staff": is_staff,
+                    "is_superuser": is_superuser,
+                },
+            )
+            if created:
+                user.set_password(PASSWORD)
+                user.save(update_fields=["password"])
+            users[username] = user
+        users["approver"].user_permissions.add(Permission.objects.get(codename="approve_ticket"))
+
+        groups = [
+            ("IT support", "lead_it", ["it_alice", "it_bob", "it_carol"], 1),
+            ("HR services", "lead_hr", ["hr_dave", "hr_erin"], 2),
+        ]
+        for name, leader, members, strategy in groups:
+            if not HandlerGroup.objects.filter(name=name).exists():
+                handler_group_save(
+                    name=name,
+                    leader_id=users[leader].pk,
+                    member_ids=[users[m].pk for m in members],
+                    assign_strategy=strategy,
+                    status=1,
+                )
+
+        for seeder in self.extra_seeders():
+            seeder(users=users)
+
+        self.stdout.write(f"Demo logins (password for all: {PASSWORD}):")
+        roles = {
+            "admin": "superuser (admin site, everything)",
+            "approver": "approves/rejects tickets",
+            "lead_it": "leader of IT support (round robin)",
+            "lead_hr": "leader of HR services (least load)",
+            "it_alice": "IT support handler",
+            "it_bob": "IT support handler",
+            "it_carol": "IT support handler",
+            "hr_dave": "HR services handler",
+            "hr_erin": "HR services handler",
+            "applicant1": "applicant",
+            "applicant2": "applicant",
+        }
+        for username, role in roles.items():
+            self.stdout.write(f"  {username:<11} {role}")
+
+    def extra_seeders(self):
+        """Other apps' demo data (SLA rules, templates) hook in here."""
+        return []
