@@ -49,7 +49,7 @@ _WEEK = timedelta(days=7)
 _MIDNIGHT = time(0, 0)
 _MICROSECOND = timedelta(microseconds=1)
 
-Interval = tuple[datetime, datetime]
+_Interval = tuple[datetime, datetime]
 
 # Only dates this far from the local date of an instant are safely entirely before or after it
 # (an instant in a repeated hour can sit later than its fold=0 wall time).
@@ -116,8 +116,10 @@ class BusinessCalendar:
     @property
     def is_always_open(self) -> bool:
         """True when every day is worked around the clock (whatever the zone)."""
-        return not self.holidays and len(self.windows) == 7 and all(
-            w.start == _MIDNIGHT and w.ends_at_midnight for w in self.windows
+        return (
+            not self.holidays
+            and len(self.windows) == 7
+            and all(w.start == _MIDNIGHT and w.ends_at_midnight for w in self.windows)
         )
 
 
@@ -225,18 +227,18 @@ class _Plan:
         for window in calendar.windows:
             per_weekday[window.weekday].append(window)
         self.windows_by_weekday = tuple(tuple(ws) for ws in per_weekday)
-        self._days: dict[date, tuple[tuple[Interval, ...], timedelta]] = {}
+        self._days: dict[date, tuple[tuple[_Interval, ...], timedelta]] = {}
         self._weeks: dict[date, timedelta] = {}
 
     def local_date(self, instant: datetime) -> date:
         return instant.astimezone(self.zone).date()
 
-    def day(self, day: date) -> tuple[tuple[Interval, ...], timedelta]:
+    def day(self, day: date) -> tuple[tuple[_Interval, ...], timedelta]:
         """The working intervals (UTC, sorted, disjoint) of a local date and their total."""
         cached = self._days.get(day)
         if cached is not None:
             return cached
-        intervals: list[Interval] = []
+        intervals: list[_Interval] = []
         if day not in self.holidays:
             for window in self.windows_by_weekday[day.weekday()]:
                 opens = _wall_to_utc(day, window.start, self.zone)

@@ -14,13 +14,15 @@ def fill_tickets(n: int, creator_id: int, group_ids: list[int]) -> None:
     run for a while, most are closed: 1 in 100 waits in the pool, 1 in 100 awaits approval."""
     groups = "ARRAY[" + ",".join(str(g) for g in group_ids) + "]::bigint[]"
     with connection.cursor() as cursor:
+        cursor.execute("SELECT setseed(0.42)")
         cursor.execute(
             f"""
             INSERT INTO oa_ticket_bill (bill_code, title, content, priority, category,
                 creator_id, handler_group_id, process_status, ticket_status, submitted_time,
                 response_timeout, resolve_timeout, reply_count)
             SELECT 'BULK' || i, 't', 'c', 1 + i %% 4, '', %s,
-                   CASE WHEN i %% 50 = 0 THEN NULL ELSE ({groups})[1 + i %% {len(group_ids)}] END,
+                   CASE WHEN random() < 0.02 THEN NULL
+                        ELSE ({groups})[1 + floor(random() * {len(group_ids)})::int] END,
                    CASE WHEN i %% 100 = 1 THEN 1 ELSE 2 END,
                    CASE WHEN i %% 100 = 0 THEN 1 WHEN i %% 100 = 1 THEN 0
                         WHEN i %% 100 < 5 THEN 3 ELSE 5 END,

@@ -1,0 +1,188 @@
+"""Foundation benchmark.
+
+1. Approvals per second with 8 concurrent workers into a 20-member round-robin group, and the
+   spread of the members' shares (max - min; 0 or 1 means perfectly even).
+2. The pending-pool query's p50/p95 on 1,000,000 tickets with and without the pool index, as
+   a ratio (the index is dropped inside a transaction that is rolled back).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/approvals.py
+"""
+
+import argparse
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import Timer, percentile, setup_django  # noqa: E402
+
+
+def reset():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "TRUNCATE oa_ticket_bill, oa_ticket_record, oa_ticket_reply, oa_ticket_handler_group "
+            "RESTART IDENTITY CASCADE"
+        )
+
+
+def bench_approvals(tickets: int, workers: int, members: int) -> None:
+    from django.contrib.auth.models import Permission, User
+    from django.db import connections
+
+    from handler_groups.services import handler_group_save
+    from ticketing import services
+
+    reset()
+    users = [User.objects.get_or_create(username=f"bench_m{i}")[0] for i in range(members)]
+    approver, _ = User.objects.get_or_create(username="bench_approver")
+    approver.user_permissions.add(Permission.objects.get(codename="approve_ticket"))
+    applicant, _ = User.objects.get_or_create(username="bench_applicant")
+    group = handler_group_save(
+        name="bench rr", member_ids=[u.pk for u in users], assign_strategy=1, status=1
+    )
+    ids = [
+        services.ticket_submit(
+            creator=applicant, title=f"t{i}", content="c", priority=2, handler_group_id=group.pk
+        ).pk
+        for i in range(tickets)
+    ]
+    chunks = [ids[i::workers] for i in range(workers)]
+    barrier = threading.Barrier(workers + 1)
+    errors: list[BaseException] = []
+
+    def work(chunk):
+        try:
+            barrier.wait()
+            for ticket_id in chunk:
+                services.ticket_approve(ticket_id=ticket_id, approver=approver)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(c,)) for c in chunks]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    from ticketing.models import Ticket
+
+    shares = Counter(Ticket.objects.values_list("handler_id", flat=True))
+    print(f"approvals: {tickets} tickets, {workers} workers, {members}-member round robin")
+    print(f"  errors: {len(errors)}")
+    print(f"  throughput: {tickets / seconds:.0f} approvals/s ({seconds:.2f} s)")
+    print(
+        f"  shares: min {min(shares.values())}, max {max(shares.values())}, "
+        f"spread {max(shares.values()) - min(shares.values())}"
+    )
+
+
+def fill(n: int) -> tuple[list[int], list[int]]:
+    """n tickets over 200 groups; like a helpdesk after years: ~1% pending in the pool."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from handler_groups.models import HandlerGroup
+
+    reset()
+    creator, _ = User.objects.get_or_create(username="bench_applicant")
+    users = [User.objects.get_or_create(username=f"bench_m{i}")[0] for i in range(200)]
+    groups = []
+    for i in range(200):
+        group = HandlerGroup(name=f"bench g{i}", assign_strategy=0)
+        group.member_ids = [users[i].pk, users[(i + 1) % 200].pk]
+        group.save()
+        groups.append(group.pk)
+    array = "ARRAY[" + ",".join(map(str, groups)) + "]::bigint[]"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setseed(0.42)")
+        cursor.execute(
+            f"""
+            INSERT INTO oa_ticket_bill (bill_code, title, content, priority, category,
+                creator_id, handler_group_id, process_status, ticket_status, submitted_time,
+                response_timeout, resolve_timeout, reply_count)
+            SELECT 'B' || i, 'title ' || i, 'content', 1 + i %% 4, '', %s,
+                   CASE WHEN random() < 0.02 THEN NULL
+                        ELSE ({array})[1 + floor(random() * 200)::int] END,
+                   CASE WHEN i %% 100 = 1 THEN 1 ELSE 2 END,
+                   CASE WHEN i %% 100 = 0 THEN 1 WHEN i %% 100 = 1 THEN 0
+                        WHEN i %% 100 < 5 THEN 3 ELSE 5 END,
+                   now() - (i || ' seconds')::interval, false, false, 0
+            FROM generate_series(1, %s) AS i
+            """,
+            [creator.pk, n],
+        )
+        cursor.execute("VACUUM ANALYZE oa_ticket_bill")
+    return [u.pk for u in users], groups
+
+
+def time_pool(user_ids: list[int], runs: int) -> list[float]:
+    from django.contrib.auth.models import User
+
+    from ticketing.selectors import pool_for
+
+    rng = random.Random(7)
+    users = list(User.objects.filter(pk__in=user_ids))
+    samples = []
+    for _ in range(runs):
+        user = rng.choice(users)
+        with Timer() as t:
+            list(pool_for(user, view="pending")[:20])
+        samples.append(t.seconds * 1000)
+    return samples
+
+
+def bench_pool(n: int, runs: int) -> None:
+    from django.db import connection, transaction
+
+    with Timer() as t:
+        user_ids, _ = fill(n)
+    print(f"pool query: {n:,} tickets (filled in {t.seconds:.1f} s), {runs} pending-pool queries")
+    connection.ensure_connection()
+    with_index = time_pool(user_ids, runs)
+    variants = {
+        "without the pool index": ["ticket_pool_idx"],
+        # The SLA scan index also starts with ticket_status; without both, a sequential scan.
+        "without any status index": ["ticket_pool_idx", "ticket_sla_scan_idx"],
+    }
+    p95_with = percentile(with_index, 95)
+    print(f"  with the pool index:      p50 {percentile(with_index, 50):8.2f} ms   p95 {p95_with:8.2f} ms")
+    for label, indexes in variants.items():
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                for index in indexes:
+                    cursor.execute(f"DROP INDEX {index}")
+            samples = time_pool(user_ids, runs)
+            transaction.set_rollback(True)
+        p95 = percentile(samples, 95)
+        print(
+            f"  {label + ':':<25} p50 {percentile(samples, 50):8.2f} ms   p95 {p95:8.2f} ms"
+            f"   p95 ratio {p95 / p95_with:.1f}x"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tickets", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--members", type=int, default=20)
+    parser.add_argument("--pool-size", type=int, default=1_000_000)
+    parser.add_argument("--pool-runs", type=int, default=100)
+    args = parser.parse_args()
+    setup_django()
+    bench_approvals(args.tickets, args.workers, args.members)
+    bench_pool(args.pool_size, args.pool_runs)
+    reset()
+
+
+if __name__ == "__main__":
+    main()
