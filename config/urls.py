@@ -5,11 +5,13 @@ from rest_framework.routers import DefaultRouter
 
 from config.auth import ObtainTokenView
 from handler_groups.apis import HandlerGroupViewSet
+from notifications.apis import NotificationViewSet
 from ticketing.apis import TicketViewSet
 
 router = DefaultRouter()
 router.register("tickets", TicketViewSet, basename="ticket")
 router.register("handler-groups", HandlerGroupViewSet, basename="handler-group")
+router.register("notifications", NotificationViewSet, basename="notification")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -33,3 +33,31 @@ def approver(db):
 @pytest.fixture
 def staff(db):
     return StaffFactory(username="staff")
+
+
+# Rows that data migrations install (templates, periodic tasks, the SLA catch-all rule). A
+# transactional test flushes every table when it ends; put them back before each DB test so
+# test order never matters.
+REFERENCE_DATA_MIGRATIONS = [
+    "notifications.migrations.0002_default_templates",
+    "notifications.migrations.0003_outbox_sweep_schedule",
+]
+
+
+@pytest.fixture(autouse=True)
+def _reference_data(request):
+    import importlib
+
+    from django.apps import apps
+
+    marker = request.node.get_closest_marker("django_db")
+    names = request.fixturenames
+    if marker is None and "db" not in names and "transactional_db" not in names:
+        return
+    transactional = "transactional_db" in names or (
+        marker is not None
+        and (marker.kwargs.get("transaction") or (marker.args and marker.args[0]))
+    )
+    request.getfixturevalue("transactional_db" if transactional else "db")
+    for module in REFERENCE_DATA_MIGRATIONS:
+        importlib.import_module(module).install(apps, None)

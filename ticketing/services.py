@@ -15,7 +15,7 @@ from handler_groups.assignment import pick_handler
 from handler_groups.models import HandlerGroup
 from sla.services import sla_start_clocks
 
-from . import lifecycle
+from . import lifecycle, notify
 from .lifecycle import IllegalTransition, Transition
 from .models import ProcessStatus, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
 
@@ -154,7 +154,7 @@ def route(
             logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
             handler_id = None
     if handler_id is not None:
-        return apply_transition(
+        ticket = apply_transition(
             ticket_id=ticket.pk,
             transition=lifecycle.ASSIGN,
             actor_id=actor_id,
@@ -162,6 +162,8 @@ def route(
             values={"handler_id": handler_id, "assigned_time": now, "accepted_time": None},
             detail={"handler_id": handler_id, "strategy": group.assign_strategy},
         )
+        notify.assigned(ticket)
+        return ticket
     if ticket.ticket_status == TicketStatus.SUBMITTED:
         return apply_transition(
             ticket_id=ticket.pk, transition=lifecycle.ENTER_POOL, actor_id=actor_id, now=now
@@ -191,13 +193,15 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
 def ticket_reject(*, ticket_id: int, approver, reason: str, now: datetime | None = None) -> Ticket:
     now = now or timezone.now()
     with transaction.atomic():
-        return apply_transition(
+        ticket = apply_transition(
             ticket_id=ticket_id,
             transition=lifecycle.REJECT,
             actor_id=approver.pk,
             now=now,
             detail={"reason": reason},
         )
+        notify.rejected(ticket, reason)
+        return ticket
 
 
 def ticket_cancel(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
@@ -258,13 +262,14 @@ def ticket_reply(
             now=now,
             detail={"reply_id": reply.pk, "reply_type": ReplyType(reply_type).label},
         )
+        notify.replied(ticket, reply)
         return reply
 
 
 def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> Ticket:
     now = now or timezone.now()
     with transaction.atomic():
-        return apply_transition(
+        ticket = apply_transition(
             ticket_id=ticket_id,
             transition=lifecycle.COMPLETE,
             actor_id=handler.pk,
@@ -272,6 +277,8 @@ def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> 
             values={"completed_time": now},
             condition=Q(handler_id=handler.pk),
         )
+        notify.completed(ticket)
+        return ticket
 
 
 def ticket_close(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
@@ -322,7 +329,7 @@ def ticket_transfer(
             "to_handler_id": handler_id,
         }
         if handler_id is not None:
-            return apply_transition(
+            ticket = apply_transition(
                 ticket_id=ticket_id,
                 transition=lifecycle.TRANSFER_TO_HANDLER,
                 actor_id=user.pk,
@@ -335,6 +342,8 @@ def ticket_transfer(
                 },
                 detail=detail,
             )
+            notify.assigned(ticket)
+            return ticket
         ticket = apply_transition(
             ticket_id=ticket_id,
             transition=lifecycle.TRANSFER_TO_GROUP,

@@ -1,0 +1,92 @@
+from django.contrib import admin
+from django.utils import timezone
+from django.utils.html import format_html
+
+from .models import DeliveryStatus, Notification, NotifyTemplate, OutboxDelivery, Webhook
+from .rendering import TemplateError, placeholders, render
+
+
+@admin.register(NotifyTemplate)
+class NotifyTemplateAdmin(admin.ModelAdmin):
+    list_display = ["code", "name", "channels", "enabled", "updated"]
+    list_filter = ["enabled"]
+    search_fields = ["code", "name", "title", "content"]
+    readonly_fields = ["preview", "parameters"]
+    fields = [
+        "code",
+        "name",
+        "title",
+        "content",
+        "channels",
+        "enabled",
+        "sample_params",
+        "parameters",
+        "preview",
+    ]
+
+    @admin.display(description="parameters used")
+    def parameters(self, template: NotifyTemplate) -> str:
+        return ", ".join(sorted(placeholders(template.title) | placeholders(template.content)))
+
+    @admin.display(description="preview with the sample parameters")
+    def preview(self, template: NotifyTemplate) -> str:
+        try:
+            title = render(template.title, template.sample_params or {})
+            content = render(template.content, template.sample_params or {})
+        except TemplateError as exc:
+            return format_html('<span style="color:#b00">Cannot render: {}</span>', exc)
+        return format_html("<strong>{}</strong><br>{}", title, content)
+
+
+@admin.register(Notification)
+class NotificationAdmin(admin.ModelAdmin):
+    list_display = ["id", "recipient", "template_code", "title", "created", "read_at"]
+    list_filter = ["template_code"]
+    search_fields = ["title", "dedupe_key", "recipient__username"]
+    list_select_related = ["recipient"]
+    readonly_fields = [f.name for f in Notification._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(OutboxDelivery)
+class OutboxDeliveryAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "channel",
+        "target",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "sent_at",
+        "short_error",
+    ]
+    list_filter = ["status", "channel"]
+    search_fields = ["target", "last_error", "idempotency_key"]
+    readonly_fields = [f.name for f in OutboxDelivery._meta.fields]
+    actions = ["retry_now"]
+
+    @admin.display(description="last error")
+    def short_error(self, delivery: OutboxDelivery) -> str:
+        return delivery.last_error[:120]
+
+    @admin.action(description="Retry the selected failed deliveries now")
+    def retry_now(self, request, queryset):
+        from .services import _enqueue
+
+        ids = list(queryset.filter(status=DeliveryStatus.FAILED).values_list("pk", flat=True))
+        queryset.filter(pk__in=ids).update(
+            status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=timezone.now()
+        )
+        _enqueue(ids)
+        self.message_user(request, f"{len(ids)} deliveries queued again.")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    list_display = ["name", "url", "enabled", "timeout_seconds"]
+    list_filter = ["enabled"]

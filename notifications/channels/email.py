@@ -1,0 +1,32 @@
+import smtplib
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+
+from .base import PermanentDeliveryError, TransientDeliveryError
+from .registry import register
+
+
+@register("email", external=True)
+class Email:
+    """Through Django's email backend (console in `make run`, SMTP by settings)."""
+
+    def targets(self, notification) -> list[str]:
+        address = notification.recipient.email
+        return [address] if address else []
+
+    def deliver(self, delivery) -> None:
+        notification = delivery.notification
+        message = EmailMessage(
+            subject=notification.title,
+            body=notification.content,
+            from_email=settings.DEFAULT_FROM_EMAIL,
+            to=[delivery.target],
+            headers={"Idempotency-Key": delivery.idempotency_key},
+        )
+        try:
+            message.send(fail_silently=False)
+        except smtplib.SMTPRecipientsRefused as exc:
+            raise PermanentDeliveryError(f"recipient refused: {exc}") from exc
+        except (smtplib.SMTPException, OSError) as exc:
+            raise TransientDeliveryError(str(exc)) from exc

@@ -1,0 +1,12 @@
+from .registry import register
+
+
+@register("in_app", external=False)
+class InApp:
+    """The inbox row is the delivery: nothing leaves the database."""
+
+    def targets(self, notification) -> list[str]:
+        return []
+
+    def deliver(self, delivery) -> None:  # pragma: no cover - never has outbox rows
+        raise AssertionError("in_app has no outbox deliveries")

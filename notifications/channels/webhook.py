@@ -1,0 +1,63 @@
+import hashlib
+import hmac
+import json
+
+import requests
+
+from .base import PermanentDeliveryError, TransientDeliveryError
+from .registry import register
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The X-Signature header: sha256=<hex HMAC of the raw body with the webhook's secret>."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@register("webhook", external=True)
+class Webhook:
+    """JSON POST with a timeout, an Idempotency-Key header and an HMAC signature header."""
+
+    def targets(self, notification) -> list[str]:
+        from notifications.models import Webhook as WebhookModel
+
+        return [
+            str(hook.pk)
+            for hook in WebhookModel.objects.filter(enabled=True)
+            if hook.subscribes_to(notification.template_code)
+        ]
+
+    def deliver(self, delivery) -> None:
+        from notifications.models import Webhook as WebhookModel
+
+        hook = WebhookModel.objects.filter(pk=int(delivery.target), enabled=True).first()
+        if hook is None:
+            raise PermanentDeliveryError("webhook deleted or disabled")
+        notification = delivery.notification
+        body = json.dumps(
+            {
+                "template": notification.template_code,
+                "title": notification.title,
+                "content": notification.content,
+                "params": notification.params,
+                "recipient_id": notification.recipient_id,
+                "ticket_id": notification.ticket_id,
+                "notification_id": notification.pk,
+                "created": notification.created.isoformat(),
+            },
+            separators=(",", ":"),
+        ).encode()
+        headers = {
+            "Content-Type": "application/json",
+            "Idempotency-Key": delivery.idempotency_key,
+            "X-Signature": sign(hook.secret, body),
+        }
+        try:
+            response = requests.post(
+                hook.url, data=body, headers=headers, timeout=hook.timeout_seconds
+            )
+        except requests.RequestException as exc:
+            raise TransientDeliveryError(f"{type(exc).__name__}: {exc}") from exc
+        if 400 <= response.status_code < 500 and response.status_code not in (408, 429):
+            raise PermanentDeliveryError(f"HTTP {response.status_code}: {response.text[:300]}")
+        if response.status_code >= 300:
+            raise TransientDeliveryError(f"HTTP {response.status_code}: {response.text[:300]}")

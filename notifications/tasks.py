@@ -1,0 +1,14 @@
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(name="notifications.deliver", ignore_result=True)
+def deliver(delivery_id: int) -> str:
+    """Perform one outbox delivery; safe to run twice (the claim is compare-and-set)."""
+    return services.delivery_attempt(delivery_id=delivery_id)
+
+
+@shared_task(name="notifications.outbox_sweep", ignore_result=True)
+def outbox_sweep() -> int:
+    return services.outbox_sweep()

@@ -1,0 +1,90 @@
+import pytest
+
+from notifications.services import send
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+PARAMS = {"billCode": "TK1", "title": "VPN", "type": "resolve", "deadline": "17:00"}
+
+
+@pytest.fixture
+def alice():
+    return UserFactory(username="alice")
+
+
+@pytest.fixture
+def bob():
+    return UserFactory(username="bob")
+
+
+def notify(user, key):
+    return send(recipients=[user], template_code="ticket-sla-warn", params=PARAMS, dedupe_key=key)[
+        0
+    ]
+
+
+def test_inbox_lists_mine_newest_first_with_unread_filter(api, alice, bob):
+    first, second = notify(alice, "a1"), notify(alice, "a2")
+    notify(bob, "b1")
+    client = api.as_user(alice)
+    body = client.get("/api/notifications/").json()
+    assert [n["id"] for n in body["results"]] == [second.pk, first.pk]
+    client.post(f"/api/notifications/{second.pk}/read/")
+    unread = client.get("/api/notifications/?unread=1").json()
+    assert [n["id"] for n in unread["results"]] == [first.pk]
+
+
+def test_unread_count_read_and_read_all(api, alice):
+    n1 = notify(alice, "a1")
+    notify(alice, "a2")
+    client = api.as_user(alice)
+    assert client.get("/api/notifications/unread-count/").json() == {"unread": 2}
+    read = client.post(f"/api/notifications/{n1.pk}/read/")
+    assert read.status_code == 200 and read.json()["is_read"] is True
+    assert client.get("/api/notifications/unread-count/").json() == {"unread": 1}
+    assert client.post("/api/notifications/read-all/").json() == {"marked": 1}
+    assert client.get("/api/notifications/unread-count/").json() == {"unread": 0}
+
+
+def test_nobody_sees_or_marks_another_users_messages(api, alice, bob):
+    theirs = notify(bob, "b1")
+    client = api.as_user(alice)
+    assert client.get("/api/notifications/").json()["results"] == []
+    assert client.post(f"/api/notifications/{theirs.pk}/read/").status_code == 404
+    assert client.post("/api/notifications/read-all/").json() == {"marked": 0}
+    theirs.refresh_from_db()
+    assert theirs.read_at is None
+    assert api.as_user(bob).get("/api/notifications/unread-count/").json() == {"unread": 1}
+
+
+def test_inbox_needs_authentication(api):
+    assert api.get("/api/notifications/").status_code == 401
+    assert api.get("/api/notifications/unread-count/").status_code == 401
+
+
+def test_bad_unread_filter_is_a_400(api, alice):
+    response = api.as_user(alice).get("/api/notifications/?unread=maybe")
+    assert response.status_code == 400
+    assert "unread" in response.json()["errors"]
+
+
+def test_lifecycle_events_reach_the_inbox(api, applicant, approver):
+    from tests.factories import HandlerGroupFactory
+    from ticketing import services
+
+    handler = UserFactory(username="handler")
+    group = HandlerGroupFactory(members=[handler], assign_strategy=1)
+    ticket = services.ticket_submit(
+        creator=applicant, title="Broken", content="c", priority=2, handler_group_id=group.pk
+    )
+    services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    inbox = api.as_user(handler).get("/api/notifications/").json()["results"]
+    assert [n["template_code"] for n in inbox] == ["ticket-assigned"]
+    assert ticket.bill_code in inbox[0]["title"]
+
+    services.ticket_accept(ticket_id=ticket.pk, handler=handler)
+    services.ticket_reply(ticket_id=ticket.pk, author=handler, reply_type=1, content="hi")
+    services.ticket_complete(ticket_id=ticket.pk, handler=handler)
+    mine = api.as_user(applicant).get("/api/notifications/").json()["results"]
+    assert [n["template_code"] for n in mine] == ["ticket-completed", "ticket-replied"]

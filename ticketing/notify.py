@@ -1,0 +1,89 @@
+"""Lifecycle events → notifications. Every message goes through notifications.send with a
+dedupe key naming the event, inside the caller's transaction. A template problem (logged
+and counted by send) must not undo the ticket change that triggered it."""
+
+import logging
+
+from django.db import transaction
+
+from notifications.rendering import TemplateError
+from notifications.services import send
+
+from .models import ReplyType, Ticket, TicketReply
+
+logger = logging.getLogger(__name__)
+
+
+def _params(ticket: Ticket, **extra) -> dict[str, object]:
+    return {
+        "billCode": ticket.bill_code,
+        "title": ticket.title,
+        "ticketId": ticket.pk,
+        "group": ticket.handler_group.name if ticket.handler_group_id else "no group",
+        **extra,
+    }
+
+
+def _send(*, recipients, template_code: str, ticket: Ticket, dedupe_key: str, **params) -> None:
+    try:
+        with transaction.atomic():
+            send(
+                recipients=recipients,
+                template_code=template_code,
+                params=_params(ticket, **params),
+                dedupe_key=dedupe_key,
+                ticket_id=ticket.pk,
+            )
+    except TemplateError:
+        logger.warning(
+            "notification not sent", extra={"ticket_id": ticket.pk, "template": template_code}
+        )
+
+
+def assigned(ticket: Ticket) -> None:
+    _send(
+        recipients=[ticket.handler_id],
+        template_code="ticket-assigned",
+        ticket=ticket,
+        dedupe_key=f"ticket:{ticket.pk}:assigned:{ticket.handler_id}:{ticket.assigned_time.isoformat()}",
+    )
+
+
+def replied(ticket: Ticket, reply: TicketReply) -> None:
+    """A public reply from the handling side tells the applicant; the applicant's reply tells
+    the handler. Internal notes tell the handler when someone else wrote them."""
+    if reply.author_id == ticket.creator_id:
+        recipients = [ticket.handler_id]
+    elif reply.reply_type == ReplyType.PUBLIC:
+        recipients = [ticket.creator_id]
+    else:
+        recipients = [ticket.handler_id]
+    recipients = [r for r in recipients if r and r != reply.author_id]
+    if recipients:
+        _send(
+            recipients=recipients,
+            template_code="ticket-replied",
+            ticket=ticket,
+            dedupe_key=f"ticket:{ticket.pk}:reply:{reply.pk}",
+            author=reply.author.get_username() if reply.author else "system",
+        )
+
+
+def completed(ticket: Ticket) -> None:
+    _send(
+        recipients=[ticket.creator_id],
+        template_code="ticket-completed",
+        ticket=ticket,
+        dedupe_key=f"ticket:{ticket.pk}:completed",
+        handler=ticket.handler.get_username() if ticket.handler_id else "",
+    )
+
+
+def rejected(ticket: Ticket, reason: str) -> None:
+    _send(
+        recipients=[ticket.creator_id],
+        template_code="ticket-rejected",
+        ticket=ticket,
+        dedupe_key=f"ticket:{ticket.pk}:rejected",
+        reason=reason,
+    )
