@@ -152,10 +152,8 @@ class Supervisor:
             for child in self.children:
                 if child.proc.poll() is not None:
                     self.pump_output(timeout=0)
-                    say(
-                        f"{child.name} stopped unexpectedly ({describe_exit(child.proc.returncode)})"
-                        ": stopping everything"
-                    )
+                    how = describe_exit(child.proc.returncode)
+                    say(f"{child.name} stopped unexpectedly ({how}): stopping everything")
                     return 1
             on_tick()
 

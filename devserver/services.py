@@ -230,7 +230,8 @@ class EmbeddedRedis:
             "--dbfilename", "dump.rdb",
             "--logfile", str(log),
             "--appendonly", "no",
-            "--save", "60 1" if self.persist else "",
+            # Redis 6.2 wants a save point as two arguments ("60 1" as one means "no saving").
+            "--save", *(["60", "1"] if self.persist else [""]),
         ]  # fmt: skip
         say(f"starting embedded Redis on 127.0.0.1:{self.port} (data in {shown(self.data_dir)})")
         self._proc = spawn(argv, env=os.environ)
@@ -244,7 +245,9 @@ class EmbeddedRedis:
                 break
             except (redis.ConnectionError, redis.TimeoutError):
                 if time.monotonic() > deadline:
-                    raise DevServerError(f"embedded Redis did not answer; its log is {log}") from None
+                    raise DevServerError(
+                        f"embedded Redis did not answer; its log is {log}"
+                    ) from None
                 time.sleep(0.1)
         client.close()
         say(f"Redis {version} ready (pid {self._proc.pid})")
