@@ -1,11 +1,13 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from config.auth import ObtainTokenView
 from handler_groups.apis import HandlerGroupViewSet
 from notifications.apis import NotificationViewSet
+from sla.apis import SlaReportView
 from ticketing.apis import TicketViewSet
 
 router = DefaultRouter()
@@ -20,5 +22,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/queueing/", include("queueing.urls")),
+    path("api/sla/report/", SlaReportView.as_view(), name="sla-report"),
+    path("console/", include("ticketing.console_urls")),
+    path("inbox/", include("notifications.inbox_urls")),
+    path("", RedirectView.as_view(url="/console/", permanent=False)),
     path("api/", include(router.urls)),
 ]

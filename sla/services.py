@@ -1,9 +1,276 @@
-from datetime import datetime
+"""SLA clocks: deadlines at approval, pauses ("waiting on applicant"), final outcomes and
+recomputation. The scanner that warns and times out lives in scanner.py."""
 
-from ticketing.models import Ticket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.db import transaction
+from django.utils import timezone
+
+from config.errors import ConflictError
+from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket
+
+from .calendars import business_calendar
+from .deadlines import deadline_with_pauses, hours_to_timedelta, pauses_from_events, running_time
+from .models import Clock, ClockSegment, SegmentKind, SlaOutcome, SlaRule
+from .selectors import match_rule
+
+
+def _deadlines(ticket: Ticket, rule: SlaRule | None, pauses) -> tuple[datetime | None, ...]:
+    if rule is None:
+        return None, None
+    calendar = business_calendar(rule.calendar)
+    response_budget = hours_to_timedelta(rule.response_hours)
+    resolve_budget = hours_to_timedelta(rule.resolve_hours)
+    response = (
+        deadline_with_pauses(
+            start=ticket.submitted_time, budget=response_budget, pauses=[], calendar=calendar
+        )
+        if response_budget
+        else None
+    )
+    resolve = (
+        deadline_with_pauses(
+            start=ticket.submitted_time, budget=resolve_budget, pauses=pauses, calendar=calendar
+        )
+        if resolve_budget
+        else None
+    )
+    return response, resolve
 
 
 def sla_start_clocks(*, ticket: Ticket, now: datetime) -> list[str]:
-    """Approval hook: set the ticket's SLA deadlines. Runs inside the approval transaction.
-    Returns the names of the fields it changed (none until the SLA engine lands)."""
-    return []
+    """Approval hook, inside the approval transaction: match the rule, store it and compute
+    both deadlines from submitted_time (the customer has been waiting since submission).
+    Returns the ticket fields it set; the caller saves them."""
+    rule = match_rule(priority=ticket.priority, category=ticket.category)
+    ticket.sla_rule = rule
+    ticket.response_deadline, ticket.resolve_deadline = _deadlines(ticket, rule, [])
+    ClockSegment.objects.bulk_create(
+        [
+            ClockSegment(
+                ticket=ticket, clock=clock, kind=SegmentKind.START, at=ticket.submitted_time
+            )
+            for clock, deadline in (
+                (Clock.RESPONSE, ticket.response_deadline),
+                (Clock.RESOLVE, ticket.resolve_deadline),
+            )
+            if deadline is not None
+        ]
+    )
+    return ["sla_rule", "response_deadline", "resolve_deadline"]
+
+
+def _pauses(ticket_id: int):
+    events = ClockSegment.objects.filter(ticket_id=ticket_id, clock=Clock.RESOLVE).values_list(
+        "kind", "at"
+    )
+    return pauses_from_events(events)
+
+
+def sla_pause(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
+    """Waiting on applicant: stop the resolve clock. Compare-and-set on the pause flag; an
+    already paused or no longer open ticket is a conflict."""
+    from ticketing.services import record
+
+    now = now or timezone.now()
+    with transaction.atomic():
+        claimed = Ticket.objects.filter(
+            pk=ticket_id,
+            process_status=ProcessStatus.APPROVED,
+            ticket_status__in=OPEN_STATUSES,
+            sla_paused=False,
+        ).update(sla_paused=True, sla_paused_at=now)
+        if not claimed:
+            raise ConflictError(
+                "Cannot pause: the ticket is already waiting on the applicant or is not open."
+            )
+        ClockSegment.objects.create(
+            ticket_id=ticket_id, clock=Clock.RESOLVE, kind=SegmentKind.PAUSE, at=now, actor=user
+        )
+        record(ticket_id=ticket_id, action="sla_pause", actor_id=user.pk if user else None, now=now)
+        return Ticket.objects.select_related("handler_group").get(pk=ticket_id)
+
+
+def sla_resume(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
+    """Resume the resolve clock; the resolve deadline moves later by the paused business
+    time (recomputed from the segment log)."""
+    from ticketing.services import record
+
+    now = now or timezone.now()
+    with transaction.atomic():
+        claimed = Ticket.objects.filter(pk=ticket_id, sla_paused=True).update(
+            sla_paused=False, sla_paused_at=None
+        )
+        if not claimed:
+            raise ConflictError("Cannot resume: the ticket is not waiting on the applicant.")
+        ClockSegment.objects.create(
+            ticket_id=ticket_id, clock=Clock.RESOLVE, kind=SegmentKind.RESUME, at=now, actor=user
+        )
+        ticket = Ticket.objects.select_related("sla_rule__calendar", "handler_group").get(
+            pk=ticket_id
+        )
+        before = ticket.resolve_deadline
+        _, ticket.resolve_deadline = _deadlines(ticket, ticket.sla_rule, _pauses(ticket_id))
+        ticket.save(update_fields=["resolve_deadline"])
+        record(
+            ticket_id=ticket_id,
+            action="sla_resume",
+            actor_id=user.pk if user else None,
+            now=now,
+            detail={
+                "resolve_deadline_before": before.isoformat() if before else None,
+                "resolve_deadline": (
+                    ticket.resolve_deadline.isoformat() if ticket.resolve_deadline else None
+                ),
+            },
+        )
+        return ticket
+
+
+def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
+    """On completion: the SLA outcome is final. Business minutes to response (acceptance) and
+    to resolution (pauses excluded), and met/breached per clock."""
+    if ticket.sla_paused:
+        Ticket.objects.filter(pk=ticket.pk).update(sla_paused=False, sla_paused_at=None)
+        ClockSegment.objects.create(
+            ticket_id=ticket.pk, clock=Clock.RESOLVE, kind=SegmentKind.STOP, at=now
+        )
+    rule = ticket.sla_rule
+    calendar = business_calendar(rule.calendar if rule else None)
+    start = ticket.submitted_time
+    response_minutes = resolve_minutes = None
+    if ticket.accepted_time:
+        response_minutes = _minutes(
+            running_time(start=start, end=ticket.accepted_time, pauses=[], calendar=calendar)
+        )
+    resolved = ticket.completed_time or now
+    resolve_minutes = _minutes(
+        running_time(start=start, end=resolved, pauses=_pauses(ticket.pk), calendar=calendar)
+    )
+    response_met = None
+    if ticket.response_deadline is not None:
+        response_met = (
+            not ticket.response_timeout
+            and ticket.accepted_time is not None
+            and ticket.accepted_time <= ticket.response_deadline
+        )
+    resolve_met = None
+    if ticket.resolve_deadline is not None:
+        resolve_met = not ticket.resolve_timeout and resolved <= ticket.resolve_deadline
+    outcome, _ = SlaOutcome.objects.update_or_create(
+        ticket=ticket,
+        defaults={
+            "rule": rule,
+            "response_minutes": response_minutes,
+            "resolve_minutes": resolve_minutes,
+            "response_met": response_met,
+            "resolve_met": resolve_met,
+            "completed_time": resolved,
+        },
+    )
+    return outcome
+
+
+def _minutes(duration: timedelta) -> Decimal:
+    return Decimal(duration.total_seconds() / 60).quantize(Decimal("0.01"))
+
+
+@dataclass
+class RecomputeResult:
+    examined: int = 0
+    moved: int = 0
+    newly_breached: int = 0
+
+
+def sla_recompute(*, dry_run: bool = False, now: datetime | None = None) -> RecomputeResult:
+    """After a rule or calendar change: re-match the rule of every open approved ticket and
+    recompute its deadlines from the segment log. A dry run counts how many tickets would
+    move and how many would newly breach, writing nothing."""
+    now = now or timezone.now()
+    result = RecomputeResult()
+    with transaction.atomic():
+        tickets = (
+            Ticket.objects.filter(
+                process_status=ProcessStatus.APPROVED, ticket_status__in=OPEN_STATUSES
+            )
+            .select_for_update(of=("self",))
+            .order_by("id")
+        )
+        tickets = list(tickets)
+        pauses_by_ticket: dict[int, list] = {}
+        for ticket_id, kind, at in ClockSegment.objects.filter(
+            clock=Clock.RESOLVE, ticket_id__in=[t.pk for t in tickets]
+        ).values_list("ticket_id", "kind", "at"):
+            pauses_by_ticket.setdefault(ticket_id, []).append((kind, at))
+        rules: dict[tuple[int, str], SlaRule | None] = {}
+        for ticket in tickets:
+            result.examined += 1
+            key = (ticket.priority, ticket.category)
+            if key not in rules:
+                rules[key] = match_rule(priority=ticket.priority, category=ticket.category)
+            rule = rules[key]
+            pauses = pauses_from_events(pauses_by_ticket.get(ticket.pk, []))
+            response, resolve = _deadlines(ticket, rule, pauses)
+            if ticket.sla_paused:
+                resolve = ticket.resolve_deadline if resolve is None else resolve
+            changed = (response, resolve, rule.pk if rule else None) != (
+                ticket.response_deadline,
+                ticket.resolve_deadline,
+                ticket.sla_rule_id,
+            )
+            if not changed:
+                continue
+            result.moved += 1
+            if _newly_breached(ticket, response, resolve, now):
+                result.newly_breached += 1
+            if not dry_run:
+                ticket.sla_rule = rule
+                ticket.response_deadline, ticket.resolve_deadline = response, resolve
+                ticket.save(update_fields=["sla_rule", "response_deadline", "resolve_deadline"])
+        if dry_run:
+            transaction.set_rollback(True)
+    return result
+
+
+def _newly_breached(ticket: Ticket, response, resolve, now: datetime) -> bool:
+    response_now = (
+        ticket.accepted_time is None
+        and not ticket.response_timeout
+        and response is not None
+        and response <= now
+        and not (ticket.response_deadline and ticket.response_deadline <= now)
+    )
+    resolve_now = (
+        not ticket.resolve_timeout
+        and not ticket.sla_paused
+        and resolve is not None
+        and resolve <= now
+        and not (ticket.resolve_deadline and ticket.resolve_deadline <= now)
+    )
+    return response_now or resolve_now
+
+
+def import_holidays(*, calendar, country: str, year: int) -> int:
+    """Public holidays of `country` in `year` from the `holidays` package; returns how many
+    were new."""
+    import holidays as holiday_data
+
+    from .calendars import touch
+    from .models import Holiday
+
+    try:
+        days = holiday_data.country_holidays(country.upper(), years=year)
+    except NotImplementedError as exc:
+        raise ValueError(f"no holiday data for country {country!r}") from exc
+    before = calendar.holidays.count()
+    Holiday.objects.bulk_create(
+        [
+            Holiday(calendar=calendar, date=day, name=name[:200])
+            for day, name in sorted(days.items())
+        ],
+        ignore_conflicts=True,
+    )
+    touch(calendar)
+    return calendar.holidays.count() - before

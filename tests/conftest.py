@@ -41,6 +41,7 @@ def staff(db):
 REFERENCE_DATA_MIGRATIONS = [
     "notifications.migrations.0002_default_templates",
     "notifications.migrations.0003_outbox_sweep_schedule",
+    "sla.migrations.0002_catch_all_rule_and_scan_schedule",
 ]
 
 

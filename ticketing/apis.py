@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from config.errors import Forbidden
 from config.openapi import errors
+from sla import services as sla_services
 
 from . import access, selectors, services
 from .models import ReplyType, Ticket
@@ -103,6 +104,24 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         if not access.can_close(request.user, ticket):
             raise Forbidden("Only the applicant or staff may close a ticket.")
         return self._respond(services.ticket_close(ticket_id=ticket.pk, user=request.user))
+
+    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, pk=None) -> Response:
+        """Waiting on applicant: the resolve clock stops until resumed or the applicant
+        replies publicly."""
+        ticket = self._ticket()
+        if not access.can_work_on(request.user, ticket):
+            raise Forbidden("Only the ticket's handlers may pause its SLA clock.")
+        return self._respond(sla_services.sla_pause(ticket_id=ticket.pk, user=request.user))
+
+    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if not access.can_work_on(request.user, ticket):
+            raise Forbidden("Only the ticket's handlers may resume its SLA clock.")
+        return self._respond(sla_services.sla_resume(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(
         request=TransferInput, responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)}

@@ -81,6 +81,14 @@ class Ticket(models.Model):
     response_timeout = models.BooleanField(default=False)
     resolve_timeout = models.BooleanField(default=False)
     reply_count = models.PositiveIntegerField(default=0)
+    # SLA engine state: the matched rule, warnings sent, and "waiting on applicant".
+    sla_rule = models.ForeignKey(
+        "sla.SlaRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="tickets"
+    )
+    response_warned = models.BooleanField(default=False)
+    resolve_warned = models.BooleanField(default=False)
+    sla_paused = models.BooleanField(default=False)
+    sla_paused_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "oa_ticket_bill"
@@ -96,6 +104,18 @@ class Ticket(models.Model):
             models.Index(
                 fields=["ticket_status", "response_timeout", "resolve_timeout", "resolve_deadline"],
                 name="ticket_sla_scan_idx",
+            ),
+            # The SLA scan's response clock: not yet accepted, by response deadline.
+            models.Index(
+                fields=["response_deadline"],
+                name="ticket_sla_response_idx",
+                condition=models.Q(response_timeout=False, accepted_time__isnull=True),
+            ),
+            # The SLA scan's resolve clock, restricted to clocks still running.
+            models.Index(
+                fields=["resolve_deadline"],
+                name="ticket_sla_resolve_idx",
+                condition=models.Q(resolve_timeout=False, sla_paused=False),
             ),
             # my_handling and least load: a handler's tickets by status.
             models.Index(fields=["handler", "ticket_status"], name="ticket_handler_idx"),

@@ -22,6 +22,7 @@ class TicketOutput(serializers.ModelSerializer):
     creator_id = serializers.IntegerField(read_only=True)
     handler_id = serializers.IntegerField(read_only=True, allow_null=True)
     handler_group_id = serializers.IntegerField(read_only=True, allow_null=True)
+    sla_rule_id = serializers.IntegerField(read_only=True, allow_null=True)
 
     class Meta:
         model = Ticket
@@ -51,6 +52,11 @@ class TicketOutput(serializers.ModelSerializer):
             "response_timeout",
             "resolve_timeout",
             "reply_count",
+            "sla_rule_id",
+            "response_warned",
+            "resolve_warned",
+            "sla_paused",
+            "sla_paused_at",
         ]
         read_only_fields = fields
 

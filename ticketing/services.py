@@ -13,7 +13,7 @@ from django.utils import timezone
 from config.errors import InvalidArgument
 from handler_groups.assignment import pick_handler
 from handler_groups.models import HandlerGroup
-from sla.services import sla_start_clocks
+from sla.services import sla_finalize, sla_resume, sla_start_clocks
 
 from . import lifecycle, notify
 from .lifecycle import IllegalTransition, Transition
@@ -262,6 +262,9 @@ def ticket_reply(
             now=now,
             detail={"reply_id": reply.pk, "reply_type": ReplyType(reply_type).label},
         )
+        if ticket.sla_paused and author.pk == ticket.creator_id and reply_type == ReplyType.PUBLIC:
+            # The applicant answered: the team is no longer waiting on them.
+            sla_resume(ticket_id=ticket_id, user=author, now=now)
         notify.replied(ticket, reply)
         return reply
 
@@ -277,6 +280,7 @@ def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> 
             values={"completed_time": now},
             condition=Q(handler_id=handler.pk),
         )
+        sla_finalize(ticket=ticket, now=now)
         notify.completed(ticket)
         return ticket
 

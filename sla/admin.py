@@ -1,0 +1,160 @@
+from django import forms
+from django.contrib import admin, messages
+from django.shortcuts import render
+from django.urls import path, reverse
+from django.utils import timezone
+
+from .calendars import business_calendar
+from .clock import add_business_time
+from .deadlines import hours_to_timedelta
+from .models import Calendar, Holiday, SlaRule, WorkingWindow
+from .selectors import match_rule
+from .services import sla_recompute
+
+
+class WorkingWindowInline(admin.TabularInline):
+    model = WorkingWindow
+    extra = 0
+
+
+class HolidayInline(admin.TabularInline):
+    model = Holiday
+    extra = 0
+
+
+class HolidayImportForm(forms.Form):
+    country = forms.CharField(max_length=8, help_text="ISO code, e.g. DE, US, CN, GB")
+    year = forms.IntegerField(min_value=1970, max_value=2100)
+
+
+@admin.register(Calendar)
+class CalendarAdmin(admin.ModelAdmin):
+    list_display = ["name", "timezone", "holiday_country", "window_count", "holiday_count"]
+    search_fields = ["name"]
+    inlines = [WorkingWindowInline, HolidayInline]
+    actions = ["import_holidays_this_year", "import_holidays_next_year"]
+
+    @admin.display(description="windows")
+    def window_count(self, calendar: Calendar) -> int:
+        return calendar.windows.count()
+
+    @admin.display(description="holidays")
+    def holiday_count(self, calendar: Calendar) -> int:
+        return calendar.holidays.count()
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        form.instance.save(update_fields=["updated"])  # windows/holidays changed: new version
+
+    def _import(self, request, queryset, year: int):
+        from .services import import_holidays
+
+        for calendar in queryset:
+            if not calendar.holiday_country:
+                self.message_user(
+                    request, f"{calendar}: set a holiday country first.", messages.WARNING
+                )
+                continue
+            try:
+                added = import_holidays(
+                    calendar=calendar, country=calendar.holiday_country, year=year
+                )
+            except ValueError as exc:
+                self.message_user(request, f"{calendar}: {exc}", messages.ERROR)
+                continue
+            self.message_user(request, f"{calendar}: {added} holidays imported for {year}.")
+
+    @admin.action(description="Import public holidays (this year)")
+    def import_holidays_this_year(self, request, queryset):
+        self._import(request, queryset, timezone.now().year)
+
+    @admin.action(description="Import public holidays (next year)")
+    def import_holidays_next_year(self, request, queryset):
+        self._import(request, queryset, timezone.now().year + 1)
+
+
+class RuleTestForm(forms.Form):
+    priority = forms.ChoiceField(choices=[(1, "low"), (2, "medium"), (3, "high"), (4, "urgent")])
+    category = forms.CharField(max_length=50, required=False)
+    submitted = forms.DateTimeField(
+        required=False, help_text="Default: now. Format: 2026-01-05 09:30 (server timezone)."
+    )
+
+
+@admin.register(SlaRule)
+class SlaRuleAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "sort",
+        "priority",
+        "category",
+        "response_hours",
+        "resolve_hours",
+        "warn_before_minutes",
+        "calendar",
+        "status",
+    ]
+    list_editable = ["sort", "status"]
+    list_display_links = ["name"]
+    list_filter = ["status", "priority", "calendar"]
+    search_fields = ["name", "category"]
+    actions = ["recompute_open_tickets", "recompute_dry_run"]
+    change_list_template = "admin/sla/slarule/change_list.html"
+
+    def get_urls(self):
+        return [
+            path("test/", self.admin_site.admin_view(self.test_view), name="sla_slarule_test"),
+            *super().get_urls(),
+        ]
+
+    def test_view(self, request):
+        """ "Test this rule": which rule matches a ticket, and its deadlines."""
+        form = RuleTestForm(request.GET or None)
+        outcome = None
+        if form.is_valid():
+            submitted = form.cleaned_data["submitted"] or timezone.now()
+            rule = match_rule(
+                priority=int(form.cleaned_data["priority"]),
+                category=form.cleaned_data["category"] or "",
+            )
+            outcome = {"rule": rule, "submitted": submitted}
+            if rule is not None:
+                calendar = business_calendar(rule.calendar)
+                for clock, hours in (
+                    ("response", rule.response_hours),
+                    ("resolve", rule.resolve_hours),
+                ):
+                    budget = hours_to_timedelta(hours)
+                    outcome[clock] = (
+                        add_business_time(submitted, budget, calendar) if budget else None
+                    )
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "outcome": outcome,
+            "title": "Test SLA rule matching",
+            "opts": self.model._meta,
+        }
+        return render(request, "admin/sla/slarule/test.html", context)
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "test_url": reverse("admin:sla_slarule_test")}
+        return super().changelist_view(request, extra_context)
+
+    @admin.action(description="Recompute deadlines of all open tickets")
+    def recompute_open_tickets(self, request, queryset):
+        result = sla_recompute()
+        self.message_user(
+            request,
+            f"Recomputed {result.examined} open tickets: {result.moved} moved, "
+            f"{result.newly_breached} newly breaching.",
+        )
+
+    @admin.action(description="Recompute deadlines of all open tickets (dry run)")
+    def recompute_dry_run(self, request, queryset):
+        result = sla_recompute(dry_run=True)
+        self.message_user(
+            request,
+            f"Dry run over {result.examined} open tickets: {result.moved} would move, "
+            f"{result.newly_breached} would newly breach. Nothing was written.",
+        )

@@ -1,0 +1,50 @@
+from datetime import datetime, timedelta
+
+from django.db.models import Q
+
+from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket
+
+from .models import RuleStatus, SlaRule
+
+DEFAULT_WARN_MINUTES = 30
+
+
+def match_rule(*, priority: int, category: str) -> SlaRule | None:
+    """Enabled rules by ascending sort; the first whose priority equals the ticket's (or is
+    empty: any) and whose category is blank or equal wins."""
+    return (
+        SlaRule.objects.filter(status=RuleStatus.ENABLED)
+        .filter(Q(priority=priority) | Q(priority__isnull=True))
+        .filter(Q(category="") | Q(category=category or ""))
+        .select_related("calendar")
+        .order_by("sort", "id")
+        .first()
+    )
+
+
+def sla_badge(ticket: Ticket, now: datetime) -> dict:
+    """What the console shows for the ticket's running clock: the response clock until the
+    ticket is accepted, then the resolve clock. state: ok | warning | breached | paused |
+    none."""
+    none = {"state": "none", "clock": None, "deadline": None, "seconds_left": None}
+    if ticket.process_status != ProcessStatus.APPROVED or ticket.ticket_status not in OPEN_STATUSES:
+        return none
+    warn = timedelta(
+        minutes=ticket.sla_rule.warn_before_minutes if ticket.sla_rule_id else DEFAULT_WARN_MINUTES
+    )
+    if ticket.accepted_time is None and ticket.response_deadline is not None:
+        clock, deadline, breached = "response", ticket.response_deadline, ticket.response_timeout
+    elif ticket.resolve_deadline is not None:
+        clock, deadline, breached = "resolve", ticket.resolve_deadline, ticket.resolve_timeout
+    else:
+        return none
+    left = int((deadline - now).total_seconds())
+    if clock == "resolve" and ticket.sla_paused:
+        state = "paused"
+    elif breached or left <= 0:
+        state = "breached"
+    elif deadline - now <= warn:
+        state = "warning"
+    else:
+        state = "ok"
+    return {"state": state, "clock": clock, "deadline": deadline, "seconds_left": left}
