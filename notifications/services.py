@@ -7,6 +7,7 @@ import json
 import logging
 import random
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
@@ -38,6 +39,16 @@ def _user_id(recipient) -> int:
     return recipient if isinstance(recipient, int) else recipient.pk
 
 
+@dataclass(frozen=True)
+class Message:
+    """One event to notify: who, with which parameters, under which dedupe key."""
+
+    recipients: Iterable
+    params: dict[str, object]
+    dedupe_key: str
+    ticket_id: int | None = None
+
+
 def send(
     *,
     recipients: Iterable,
@@ -50,40 +61,63 @@ def send(
     """Notify each recipient (users or user ids; duplicates collapse) once per dedupe_key.
     Returns the messages newly written (empty when all were sent before). Raises
     TemplateError for an unknown template or a missing parameter, writing nothing."""
+    return send_batch(
+        template_code=template_code,
+        messages=[Message(recipients, params, dedupe_key, ticket_id)],
+        now=now,
+    )
+
+
+def send_batch(
+    *, template_code: str, messages: list[Message], now: datetime | None = None
+) -> list[Notification]:
+    """`send` for many events of one template in a constant number of queries (the SLA
+    scanner's path). All messages render before anything is written: one bad message
+    refuses the batch."""
     now = now or timezone.now()
     template = NotifyTemplate.objects.filter(code=template_code).first()
     if template is None:
         TEMPLATE_ERRORS.labels(template_code).inc()
         logger.error("unknown notification template", extra={"template": template_code})
         raise TemplateError(f"unknown notification template {template_code!r}")
-    try:
-        title = render(template.title, params)
-        content = render(template.content, params)
-    except TemplateError as exc:
-        TEMPLATE_ERRORS.labels(template_code).inc()
-        logger.error(
-            "notification template error",
-            extra={"template": template_code, "error": str(exc), "dedupe_key": dedupe_key},
-        )
-        raise TemplateError(f"template {template_code!r}: {exc}") from exc
+    rows = []
+    for message in messages:
+        try:
+            title = render(template.title, message.params)
+            content = render(template.content, message.params)
+        except TemplateError as exc:
+            TEMPLATE_ERRORS.labels(template_code).inc()
+            logger.error(
+                "notification template error",
+                extra={
+                    "template": template_code,
+                    "error": str(exc),
+                    "dedupe_key": message.dedupe_key,
+                },
+            )
+            raise TemplateError(f"template {template_code!r}: {exc}") from exc
+        params_json = json.dumps(message.params, default=str)
+        for user_id in dict.fromkeys(_user_id(r) for r in message.recipients if r is not None):
+            rows.append(
+                (
+                    user_id,
+                    template_code,
+                    title,
+                    content,
+                    params_json,
+                    message.dedupe_key,
+                    message.ticket_id,
+                    now,
+                )
+            )
     if not template.enabled:
         logger.info("notification template disabled", extra={"template": template_code})
         return []
-    user_ids = list(dict.fromkeys(_user_id(r) for r in recipients if r is not None))
-    if not user_ids:
+    if not rows:
         return []
     with transaction.atomic():
-        created_ids = _insert_once(
-            user_ids=user_ids,
-            template_code=template_code,
-            title=title,
-            content=content,
-            params=params,
-            dedupe_key=dedupe_key,
-            ticket_id=ticket_id,
-            now=now,
-        )
-        DUPLICATES.labels(template_code).inc(len(user_ids) - len(created_ids))
+        created_ids = _insert_once(rows)
+        DUPLICATES.labels(template_code).inc(len(rows) - len(created_ids))
         if not created_ids:
             return []
         notifications = list(
@@ -97,47 +131,38 @@ def send(
     return notifications
 
 
-def _insert_once(*, user_ids, template_code, title, content, params, dedupe_key, ticket_id, now):
+def _insert_once(rows: list[tuple]) -> list[int]:
     """INSERT … ON CONFLICT DO NOTHING RETURNING id: the constraint decides, not a prior read,
     so concurrent senders of the same event cannot both write."""
-    rows = [
-        (
-            uid,
-            template_code,
-            title,
-            content,
-            json.dumps(params, default=str),
-            dedupe_key,
-            ticket_id,
-            now,
-        )
-        for uid in user_ids
-    ]
-    placeholders = ",".join(["(%s,%s,%s,%s,%s::jsonb,%s,%s,%s)"] * len(rows))
-    flat = [value for row in rows for value in row]
+    created: list[int] = []
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            INSERT INTO oa_notification
-                (recipient_id, template_code, title, content, params, dedupe_key, ticket_id,
-                 created)
-            VALUES {placeholders}
-            ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING
-            RETURNING id
-            """,
-            flat,
-        )
-        return [row[0] for row in cursor.fetchall()]
+        for offset in range(0, len(rows), 1000):
+            chunk = rows[offset : offset + 1000]
+            placeholders = ",".join(["(%s,%s,%s,%s,%s::jsonb,%s,%s,%s)"] * len(chunk))
+            cursor.execute(
+                f"""
+                INSERT INTO oa_notification
+                    (recipient_id, template_code, title, content, params, dedupe_key,
+                     ticket_id, created)
+                VALUES {placeholders}
+                ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING
+                RETURNING id
+                """,
+                [value for row in chunk for value in row],
+            )
+            created.extend(row[0] for row in cursor.fetchall())
+    return created
 
 
 def _outbox_rows(notifications, channel_codes, now) -> list[OutboxDelivery]:
     rows = []
-    for notification in notifications:
-        for code in channel_codes:
-            channel = get_channel(code)
-            if not channel.external:
-                continue
-            for target in channel.targets(notification):
+    for code in channel_codes:
+        channel = get_channel(code)
+        if not channel.external:
+            continue
+        targets = channel.targets(notifications)
+        for notification in notifications:
+            for target in targets.get(notification.pk, []):
                 key = f"{notification.pk}:{code}:{target}"
                 rows.append(
                     OutboxDelivery(
@@ -276,4 +301,4 @@ def inbox_mark_all_read(*, user, now: datetime | None = None) -> int:
     return Notification.objects.filter(recipient=user, read_at__isnull=True).update(read_at=now)
 
 
-__all__ = ["TemplateError", "send", "delivery_attempt", "outbox_sweep"]
+__all__ = ["Message", "TemplateError", "send", "send_batch", "delivery_attempt", "outbox_sweep"]

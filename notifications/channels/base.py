@@ -17,8 +17,9 @@ class Channel(Protocol):
     # External channels get an outbox row per target; in_app is the inbox row itself.
     external: ClassVar[bool]
 
-    def targets(self, notification: "Notification") -> list[str]:
-        """Where this notification goes on this channel (addresses, webhook ids)."""
+    def targets(self, notifications: "list[Notification]") -> dict[int, list[str]]:
+        """Where each notification goes on this channel (addresses, webhook ids), by
+        notification id, for a whole batch at once."""
         ...
 
     def deliver(self, delivery: "OutboxDelivery") -> None:

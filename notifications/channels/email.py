@@ -11,9 +11,8 @@ from .registry import register
 class Email:
     """Through Django's email backend (console in `make run`, SMTP by settings)."""
 
-    def targets(self, notification) -> list[str]:
-        address = notification.recipient.email
-        return [address] if address else []
+    def targets(self, notifications) -> dict[int, list[str]]:
+        return {n.pk: [n.recipient.email] for n in notifications if n.recipient.email}
 
     def deliver(self, delivery) -> None:
         notification = delivery.notification

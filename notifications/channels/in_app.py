@@ -5,8 +5,8 @@ from .registry import register
 class InApp:
     """The inbox row is the delivery: nothing leaves the database."""
 
-    def targets(self, notification) -> list[str]:
-        return []
+    def targets(self, notifications) -> dict[int, list[str]]:
+        return {}
 
     def deliver(self, delivery) -> None:  # pragma: no cover - never has outbox rows
         raise AssertionError("in_app has no outbox deliveries")

@@ -17,14 +17,14 @@ def sign(secret: str, body: bytes) -> str:
 class Webhook:
     """JSON POST with a timeout, an Idempotency-Key header and an HMAC signature header."""
 
-    def targets(self, notification) -> list[str]:
+    def targets(self, notifications) -> dict[int, list[str]]:
         from notifications.models import Webhook as WebhookModel
 
-        return [
-            str(hook.pk)
-            for hook in WebhookModel.objects.filter(enabled=True)
-            if hook.subscribes_to(notification.template_code)
-        ]
+        hooks = list(WebhookModel.objects.filter(enabled=True))
+        return {
+            n.pk: [str(h.pk) for h in hooks if h.subscribes_to(n.template_code)]
+            for n in notifications
+        }
 
     def deliver(self, delivery) -> None:
         from notifications.models import Webhook as WebhookModel

@@ -21,7 +21,8 @@ def test_scanner_claims_use_the_sla_indexes():
                 creator_id, process_status, ticket_status, submitted_time, accepted_time,
                 response_deadline, resolve_deadline, response_timeout, resolve_timeout,
                 reply_count, response_warned, resolve_warned, sla_paused)
-            SELECT 'P' || i, 't', 'c', 2, '', %(creator)s, 2, CASE WHEN i %% 3 = 0 THEN 5 ELSE 3 END,
+            SELECT 'P' || i, 't', 'c', 2, '', %(creator)s, 2,
+                   CASE WHEN i %% 3 = 0 THEN 5 ELSE 3 END,
                    %(now)s, CASE WHEN i %% 100 = 0 THEN NULL ELSE %(now)s END,
                    %(now)s + (i || ' minutes')::interval, %(now)s + (i || ' minutes')::interval,
                    i %% 7 = 0, i %% 5 = 0, 0, false, false, false
