@@ -37,6 +37,38 @@ class HandlerGroup(models.Model):
     status = models.PositiveSmallIntegerField(
         choices=GroupStatus.choices, default=GroupStatus.ENABLED
     )
+    # Routing behaviour (assignment engine). The defaults keep a classic back office: nobody
+    # heartbeats, every enabled member is available, no caps, no offers, no overflow.
+    requires_presence = models.BooleanField(
+        default=False, help_text="Route only to members whose presence is 'available'."
+    )
+    max_active_per_member = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tickets in status 2 or 3 per member; empty = no limit."
+    )
+    daily_cap_per_member = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Soft: exceeded only when nobody else in the group is eligible.",
+    )
+    wrap_up_seconds = models.PositiveIntegerField(
+        default=0, help_text="After-work time after a completion before new tickets arrive."
+    )
+    warmup_seconds = models.PositiveIntegerField(
+        default=60, help_text="Longest idle: a newly online agent counts as idle this much later."
+    )
+    offer_timeout_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="An auto-assigned ticket not accepted within this is reclaimed; empty = never.",
+    )
+    overflow_group = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="overflow_sources"
+    )
+    overflow_after_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="A ticket that found nobody eligible for this long goes to the overflow group.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -58,3 +90,90 @@ class HandlerGroup(models.Model):
     @property
     def is_enabled(self) -> bool:
         return self.status == GroupStatus.ENABLED
+
+
+class MemberCapacity(models.Model):
+    """A member's own max_active in one group, overriding the group's default."""
+
+    group = models.ForeignKey(HandlerGroup, on_delete=models.CASCADE, related_name="capacities")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    max_active = models.PositiveIntegerField()
+
+    class Meta:
+        db_table = "oa_handler_member_capacity"
+        constraints = [
+            models.UniqueConstraint(fields=["group", "user"], name="capacity_once_per_member")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.group_id}: {self.max_active}"
+
+
+class PresenceState(models.TextChoices):
+    OFFLINE = "offline"
+    AVAILABLE = "available"
+    BUSY = "busy"  # on a break: not routed to, visible to the leader
+    WRAP_UP = "wrap_up"  # after-work following a completion
+
+
+class AgentPresence(models.Model):
+    """The system of record for an agent's presence; Redis holds the live copy routing reads
+    (the idle pools), repaired from here by the reconciliation job."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="presence",
+    )
+    state = models.CharField(
+        max_length=10, choices=PresenceState.choices, default=PresenceState.OFFLINE
+    )
+    state_since = models.DateTimeField()
+    last_heartbeat = models.DateTimeField(null=True, blank=True)
+    online_since = models.DateTimeField(null=True, blank=True)
+    # Longest idle: since the last assignment or the end of the wrap-up.
+    idle_since = models.DateTimeField(null=True, blank=True)
+    wrap_up_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "oa_agent_presence"
+        indexes = [
+            # The presence sweep: routable agents whose heartbeat stopped.
+            models.Index(fields=["state", "last_heartbeat"], name="presence_sweep_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.state}"
+
+
+class AssignmentEvent(models.Model):
+    """One routing outcome, for the metrics: an assignment (with the pick's latency), or a
+    miss (an offer reclaimed from an agent who did not accept it in time)."""
+
+    class Kind(models.TextChoices):
+        ASSIGNED = "assigned"
+        MISSED = "missed"
+        OVERFLOWED = "overflowed"
+
+    group = models.ForeignKey(HandlerGroup, on_delete=models.CASCADE, related_name="events")
+    ticket = models.ForeignKey("ticketing.Ticket", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    strategy = models.PositiveSmallIntegerField()
+    pick_ms = models.FloatField(null=True, blank=True)
+    overflowed = models.BooleanField(default=False)
+    reclaimed = models.BooleanField(default=False)
+    created = models.DateTimeField()
+
+    class Meta:
+        db_table = "oa_assignment_event"
+        indexes = [
+            models.Index(fields=["group", "created"], name="assignment_event_group_idx"),
+            models.Index(fields=["user", "kind", "created"], name="assignment_event_user_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.ticket_id} → {self.user_id}"

@@ -44,3 +44,44 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
         if leader_id is not None and not get_user_model().objects.filter(pk=leader_id).exists():
             raise serializers.ValidationError(f"No user with id {leader_id}.")
         return leader_id
+
+
+class PresenceStateInput(serializers.Serializer):
+    state = serializers.ChoiceField(choices=["offline", "available", "busy", "wrap_up"])
+
+
+class PresenceOutput(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    state = serializers.CharField()
+    since = serializers.DateTimeField(allow_null=True)
+    last_heartbeat = serializers.DateTimeField(allow_null=True)
+    online_since = serializers.DateTimeField(allow_null=True)
+    wrap_up_until = serializers.DateTimeField(allow_null=True)
+    active_tickets = serializers.IntegerField()
+    assignments_today = serializers.IntegerField()
+
+
+class MetricsQuery(serializers.Serializer):
+    group = serializers.IntegerField(min_value=1)
+    date = serializers.DateField(required=False)
+
+
+class AgentMetrics(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField(allow_null=True)
+    assigned = serializers.IntegerField()
+    missed = serializers.IntegerField()
+
+
+class MetricsOutput(serializers.Serializer):
+    group = serializers.IntegerField()
+    date = serializers.DateField()
+    agents = AgentMetrics(many=True)
+    assigned = serializers.IntegerField()
+    missed = serializers.IntegerField()
+    overflowed = serializers.IntegerField()
+    reclaimed_then_assigned = serializers.IntegerField()
+    stddev_assigned = serializers.FloatField(allow_null=True)
+    pick_ms_p50 = serializers.FloatField(allow_null=True)
+    pick_ms_p95 = serializers.FloatField(allow_null=True)

@@ -238,6 +238,20 @@ def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str:
     return _finish(delivery, attempts, DeliveryStatus.SENT, "", now)
 
 
+_failure_hooks: dict[str, list] = {}
+
+
+def on_delivery_failure(template_code: str):
+    """Register `hook(notification)` to run when a delivery of this template fails for good
+    (e.g. an offer that could not be pushed is reclaimed at once)."""
+
+    def decorator(hook):
+        _failure_hooks.setdefault(template_code, []).append(hook)
+        return hook
+
+    return decorator
+
+
 def _finish(delivery, attempts, status, error, now) -> str:
     OutboxDelivery.objects.filter(pk=delivery.pk).update(
         status=status,
@@ -251,6 +265,11 @@ def _finish(delivery, attempts, status, error, now) -> str:
             "delivery failed permanently",
             extra={"delivery_id": delivery.pk, "channel": delivery.channel, "error": error[:300]},
         )
+        for hook in _failure_hooks.get(delivery.notification.template_code, []):
+            try:
+                hook(delivery.notification)
+            except Exception:
+                logger.exception("delivery failure hook failed", extra={"delivery_id": delivery.pk})
     return status
 
 

@@ -41,7 +41,9 @@ def staff(db):
 REFERENCE_DATA_MIGRATIONS = [
     "notifications.migrations.0002_default_templates",
     "notifications.migrations.0003_outbox_sweep_schedule",
+    "notifications.migrations.0004_overflow_template",
     "sla.migrations.0002_catch_all_rule_and_scan_schedule",
+    "handler_groups.migrations.0003_routing_schedules",
 ]
 
 

@@ -44,6 +44,10 @@ ASSIGN = Transition(
 RECLAIM = Transition(
     "reclaim", "ticket_status", (TicketStatus.PENDING_PROCESS,), TicketStatus.PENDING_ASSIGN
 )
+# A ticket nobody in its group could take moves to the group's overflow group's pool.
+OVERFLOW = Transition(
+    "overflow", "ticket_status", (TicketStatus.PENDING_ASSIGN,), TicketStatus.PENDING_ASSIGN
+)
 ACCEPT = Transition(
     "accept",
     "ticket_status",

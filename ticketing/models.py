@@ -78,17 +78,19 @@ class Ticket(models.Model):
     closed_time = models.DateTimeField(null=True, blank=True)
     response_deadline = models.DateTimeField(null=True, blank=True)
     resolve_deadline = models.DateTimeField(null=True, blank=True)
-    response_timeout = models.BooleanField(default=False)
-    resolve_timeout = models.BooleanField(default=False)
-    reply_count = models.PositiveIntegerField(default=0)
+    response_timeout = models.BooleanField(default=False, db_default=False)
+    resolve_timeout = models.BooleanField(default=False, db_default=False)
+    reply_count = models.PositiveIntegerField(default=0, db_default=0)
     # SLA engine state: the matched rule, warnings sent, and "waiting on applicant".
     sla_rule = models.ForeignKey(
         "sla.SlaRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="tickets"
     )
-    response_warned = models.BooleanField(default=False)
-    resolve_warned = models.BooleanField(default=False)
-    sla_paused = models.BooleanField(default=False)
+    response_warned = models.BooleanField(default=False, db_default=False)
+    resolve_warned = models.BooleanField(default=False, db_default=False)
+    sla_paused = models.BooleanField(default=False, db_default=False)
     sla_paused_at = models.DateTimeField(null=True, blank=True)
+    # When the ticket last started waiting in its group's pool (overflow measures from here).
+    queued_time = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "oa_ticket_bill"
@@ -119,6 +121,8 @@ class Ticket(models.Model):
             ),
             # my_handling and least load: a handler's tickets by status.
             models.Index(fields=["handler", "ticket_status"], name="ticket_handler_idx"),
+            # Routing: a handler's last assignment and today's count (candidates.py).
+            models.Index(fields=["handler", "assigned_time"], name="ticket_handler_assigned_idx"),
             models.Index(fields=["creator", "-id"], name="ticket_creator_idx"),
         ]
 

@@ -87,3 +87,35 @@ def rejected(ticket: Ticket, reason: str) -> None:
         dedupe_key=f"ticket:{ticket.pk}:rejected",
         reason=reason,
     )
+
+
+def offered(ticket: Ticket, timeout_seconds: int) -> None:
+    _send(
+        recipients=[ticket.handler_id],
+        template_code="ticket-offered",
+        ticket=ticket,
+        dedupe_key=f"ticket:{ticket.pk}:offered:{ticket.handler_id}:{ticket.assigned_time.isoformat()}",
+        minutes=max(1, round(timeout_seconds / 60)),
+    )
+
+
+def reclaimed(ticket: Ticket, handler_id: int, assigned_time) -> None:
+    _send(
+        recipients=[handler_id],
+        template_code="ticket-reclaimed",
+        ticket=ticket,
+        dedupe_key=f"ticket:{ticket.pk}:reclaimed:{handler_id}:{assigned_time.isoformat()}",
+    )
+
+
+def overflow_to_leader(ticket: Ticket, group, now) -> None:
+    """Last resort: nobody in the group (or its overflow group) could take the ticket."""
+    waited = (now - ticket.queued_time).total_seconds() if ticket.queued_time else 0
+    _send(
+        recipients=[group.leader_id],
+        template_code="ticket-overflow",
+        ticket=ticket,
+        dedupe_key=f"ticket:{ticket.pk}:overflow-leader:{group.pk}",
+        minutes=max(1, round(waited / 60)),
+        group=group.name,
+    )

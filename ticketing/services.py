@@ -11,11 +11,12 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from config.errors import InvalidArgument
+from handler_groups import presence
 from handler_groups.assignment import pick_handler
-from handler_groups.models import HandlerGroup
+from handler_groups.models import AssignmentEvent, HandlerGroup
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
 
-from . import lifecycle, notify
+from . import lifecycle, notify, routing
 from .lifecycle import IllegalTransition, Transition
 from .models import ProcessStatus, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
 
@@ -139,17 +140,24 @@ def ticket_submit(
 
 
 def route(
-    *, ticket: Ticket, group: HandlerGroup | None, actor_id: int | None, now: datetime
+    *,
+    ticket: Ticket,
+    group: HandlerGroup | None,
+    actor_id: int | None,
+    now: datetime,
+    exclude: frozenset[int] = frozenset(),
 ) -> Ticket:
     """Put an approved ticket that is waiting for a handler (status 0 or 1) in front of the
-    group's strategy: assigned → status 2, otherwise it waits in the pool (status 1). The
-    caller holds the group lock. A failing strategy never fails the caller: the ticket then
-    simply waits in the pool."""
-    handler_id = None
+    group's strategy: assigned → status 2, otherwise it waits in the pool (status 1), queued
+    for its group. The caller holds the group lock. A failing strategy never fails the
+    caller: the ticket then simply waits in the pool."""
+    handler_id, pick_ms = None, None
     if group is not None:
         try:
             with transaction.atomic():
-                handler_id = pick_handler(group=group, ticket_id=ticket.pk, now=now)
+                handler_id, pick_ms = pick_handler(
+                    group=group, ticket_id=ticket.pk, now=now, exclude=exclude
+                )
         except Exception:
             logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
             handler_id = None
@@ -159,16 +167,56 @@ def route(
             transition=lifecycle.ASSIGN,
             actor_id=actor_id,
             now=now,
-            values={"handler_id": handler_id, "assigned_time": now, "accepted_time": None},
+            values={
+                "handler_id": handler_id,
+                "assigned_time": now,
+                "accepted_time": None,
+                "queued_time": None,
+            },
             detail={"handler_id": handler_id, "strategy": group.assign_strategy},
         )
-        notify.assigned(ticket)
+        AssignmentEvent.objects.create(
+            group=group,
+            ticket_id=ticket.pk,
+            user_id=handler_id,
+            kind=AssignmentEvent.Kind.ASSIGNED,
+            strategy=group.assign_strategy,
+            pick_ms=pick_ms,
+            overflowed=ticket.records.filter(action="overflow").exists(),
+            reclaimed=bool(exclude),
+            created=now,
+        )
+        if group.offer_timeout_seconds:
+            notify.offered(ticket, group.offer_timeout_seconds)
+            schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
+        else:
+            notify.assigned(ticket)
         return ticket
     if ticket.ticket_status == TicketStatus.SUBMITTED:
         return apply_transition(
-            ticket_id=ticket.pk, transition=lifecycle.ENTER_POOL, actor_id=actor_id, now=now
+            ticket_id=ticket.pk,
+            transition=lifecycle.ENTER_POOL,
+            actor_id=actor_id,
+            now=now,
+            values={"queued_time": now},
         )
     return ticket
+
+
+def schedule_offer_timeout(*, ticket: Ticket, seconds: int) -> None:
+    """After commit, a delayed task re-checks the offer when it runs out; the offer sweep is
+    the backstop for a lost task."""
+    from .tasks import reclaim_offer
+
+    args = (ticket.pk, ticket.handler_id, ticket.assigned_time.isoformat())
+
+    def enqueue():
+        try:
+            reclaim_offer.apply_async(args, countdown=seconds)
+        except Exception:
+            logger.exception("could not schedule the offer timeout", extra={"ticket_id": args[0]})
+
+    transaction.on_commit(enqueue)
 
 
 def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> Ticket:
@@ -219,15 +267,21 @@ def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ti
     now = now or timezone.now()
     with transaction.atomic():
         try:
-            return apply_transition(
+            ticket = apply_transition(
                 ticket_id=ticket_id,
                 transition=lifecycle.ACCEPT,
                 actor_id=handler.pk,
                 now=now,
-                values={"handler_id": handler.pk, "accepted_time": now},
+                values={"handler_id": handler.pk, "accepted_time": now, "queued_time": None},
                 condition=Q(ticket_status=TicketStatus.PENDING_ASSIGN)
                 | Q(ticket_status=TicketStatus.PENDING_PROCESS, handler_id=handler.pk),
             )
+            if ticket.handler_group_id:
+                # An answered offer: the agent is routable again in this group.
+                routing.offer_answered(
+                    group_id=ticket.handler_group_id, user_id=handler.pk, now=now
+                )
+            return ticket
         except IllegalTransition as exc:
             current = Ticket.objects.filter(pk=ticket_id).values("ticket_status", "handler_id")
             row = current.first()
@@ -281,6 +335,7 @@ def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> 
             condition=Q(handler_id=handler.pk),
         )
         sla_finalize(ticket=ticket, now=now)
+        presence.ticket_completed(user_id=handler.pk, now=now)
         notify.completed(ticket)
         return ticket
 
@@ -358,6 +413,7 @@ def ticket_transfer(
                 "handler_group_id": target_group_id,
                 "assigned_time": None,
                 "accepted_time": None,
+                "queued_time": now,
             },
             detail=detail,
         )

@@ -1,18 +1,53 @@
-"""The one eligibility rule for routing: which members of a group may be given a ticket now.
-Every strategy gets its candidates from here."""
+"""The one eligibility rule for routing, as a pure function over member rows: every strategy
+gets its candidates from here (round robin, least load, online priority, longest idle)."""
 
-from django.contrib.auth import get_user_model
+from dataclasses import dataclass
+from datetime import datetime
 
-from handler_groups.models import HandlerGroup
+
+@dataclass(frozen=True)
+class MemberRow:
+    """What routing knows about one member of one group at one moment."""
+
+    user_id: int
+    is_active: bool
+    presence: str  # offline | available | busy | wrap_up
+    online_since: datetime | None
+    idle_since: datetime | None
+    active: int  # tickets in status 2 or 3
+    open_offers: int  # unaccepted auto-assigned tickets in this group
+    assigned_today: int
+    last_assigned: datetime | None
+    max_active: int | None  # None: no limit
 
 
-def eligible_member_ids(*, group: HandlerGroup, member_ids: list[int]) -> list[int]:
-    """Members who can take a ticket, in member order: active user accounts."""
-    if not member_ids:
-        return []
-    active = set(
-        get_user_model()
-        .objects.filter(pk__in=member_ids, is_active=True)
-        .values_list("pk", flat=True)
-    )
-    return [member_id for member_id in member_ids if member_id in active]
+@dataclass(frozen=True)
+class GroupPolicy:
+    requires_presence: bool
+    offers_enabled: bool
+    daily_cap: int | None
+
+
+def eligible_ids(
+    rows: list[MemberRow], policy: GroupPolicy, exclude: frozenset[int] = frozenset()
+) -> list[int]:
+    """Members who may be given a ticket now, in member order: an active account, available
+    (when the group requires presence), under max_active, not holding an unanswered offer in
+    this group (when the group makes offers), not excluded (e.g. missed this ticket). The
+    daily cap is soft: members over it are eligible only when nobody under it is."""
+
+    def routable(row: MemberRow) -> bool:
+        return (
+            row.is_active
+            and row.user_id not in exclude
+            and (not policy.requires_presence or row.presence == "available")
+            and (row.max_active is None or row.active < row.max_active)
+            and not (policy.offers_enabled and row.open_offers > 0)
+        )
+
+    candidates = [row for row in rows if routable(row)]
+    if policy.daily_cap is not None:
+        under_cap = [row for row in candidates if row.assigned_today < policy.daily_cap]
+        if under_cap:
+            candidates = under_cap
+    return [row.user_id for row in candidates]

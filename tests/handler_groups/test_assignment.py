@@ -94,13 +94,21 @@ def test_least_load_ties_go_to_the_member_assigned_longest_ago(members, approver
     assert approve_n(group, 1, approver, applicant) == [members[0].pk]
 
 
-def test_least_load_counts_in_one_query(members, approver, applicant, django_assert_max_num_queries):
-    from handler_groups.assignment.least_load import active_loads
+def test_member_figures_come_from_one_query(approver, applicant, django_assert_num_queries):
+    """Least load (and every strategy) gets loads, offers, today's count, last assignment and
+    capacity of all members from one query, not one COUNT per member."""
+    from django.utils import timezone
+
+    from handler_groups.assignment.candidates import member_rows
 
     many = [UserFactory(username=f"x{i}") for i in range(15)]
-    with django_assert_max_num_queries(1):
-        loads = active_loads([m.pk for m in many])
-    assert len(loads) == 15
+    group = HandlerGroupFactory(members=many, assign_strategy=2)
+    approve_n(group, 20, approver, applicant)
+    with django_assert_num_queries(1):
+        rows = member_rows(group=group, member_ids=[m.pk for m in many], now=timezone.now())
+    assert len(rows) == 15
+    assert sum(row.active for row in rows) == 20
+    assert max(row.active for row in rows) - min(row.active for row in rows) <= 1
 
 
 def test_empty_group_and_no_group_leave_the_ticket_in_the_pool(approver, applicant):

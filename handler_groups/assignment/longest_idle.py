@@ -1,0 +1,31 @@
+from handler_groups import idle_pool
+
+from .base import PickContext
+from .registry import register
+
+
+@register(4, "longest idle")
+class LongestIdle:
+    """ACD pick: the eligible member idle longest (since their last assignment or the end of
+    their wrap-up; a newly online agent's score is pushed back by the warm-up), taken
+    atomically from the group's Redis pool by a Lua script. Redis unreachable → None (the
+    ticket waits in the pool; reconciliation restores routing later)."""
+
+    auto_assigns = True
+
+    def pick(self, ctx: PickContext) -> int | None:
+        if not ctx.eligible_ids:
+            return None
+        group = ctx.group
+        chosen = idle_pool.pick(group.pk, ctx.eligible_ids)
+        if chosen is None and not group.requires_presence:
+            # Nobody heartbeats in this group: its pool is derived from membership. Rebuild
+            # it from PostgreSQL and try once more.
+            from handler_groups.presence import reconcile_group
+
+            reconcile_group(group=group, now=ctx.now)
+            chosen = idle_pool.pick(group.pk, ctx.eligible_ids)
+        if chosen is not None and not group.offer_timeout_seconds:
+            # No offers in this group: the agent is idle again from this assignment on.
+            idle_pool.clear_offer(group.pk, chosen, back_to_pool_at=ctx.now.timestamp())
+        return chosen

@@ -1,0 +1,22 @@
+from .base import PickContext
+from .registry import register
+
+
+@register(3, "online priority")
+class OnlinePriority:
+    """The eligible member who has been online longest gets the ticket (quick response over
+    balance). Members with no presence record (groups that do not require presence) come
+    after those online, in member order."""
+
+    auto_assigns = True
+
+    def pick(self, ctx: PickContext) -> int | None:
+        if not ctx.eligible_ids:
+            return None
+        order = {member_id: i for i, member_id in enumerate(ctx.eligible_ids)}
+
+        def key(member_id: int):
+            since = ctx.rows[member_id].online_since
+            return (since is None, since.timestamp() if since else 0, order[member_id])
+
+        return min(ctx.eligible_ids, key=key)

@@ -1,0 +1,199 @@
+"""Agent presence: heartbeats, states, the offline sweep, wrap-up, and the reconciliation
+that rebuilds the Redis routing state from PostgreSQL (the system of record).
+
+Redis writes follow PostgreSQL's and respect one order: becoming routable writes the state,
+then adds the agent to the idle pools; leaving routing removes from the pools first."""
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from config.errors import InvalidArgument
+
+from . import idle_pool
+from .assignment.candidates import member_rows
+from .models import AgentPresence, GroupStatus, HandlerGroup, PresenceState
+from .selectors import groups_of_member
+
+logger = logging.getLogger(__name__)
+
+SETTABLE_STATES = {s.value for s in PresenceState}
+
+
+def presence_timeout() -> timedelta:
+    return timedelta(seconds=getattr(settings, "PRESENCE_TIMEOUT_SECONDS", 60))
+
+
+def _groups(user_id: int) -> list[HandlerGroup]:
+    return list(groups_of_member(user_id).filter(status=GroupStatus.ENABLED))
+
+
+def _lock(user_id: int, now: datetime) -> AgentPresence:
+    AgentPresence.objects.get_or_create(pk=user_id, defaults={"state_since": now})
+    return AgentPresence.objects.select_for_update().get(pk=user_id)
+
+
+def _become_available(presence: AgentPresence, now: datetime, *, fresh_login: bool) -> None:
+    """PostgreSQL first (in the caller's transaction); Redis and draining after commit."""
+    presence.state = PresenceState.AVAILABLE
+    presence.state_since = now
+    presence.wrap_up_until = None
+    if fresh_login:
+        presence.online_since = now
+    presence.idle_since = now
+    presence.save()
+    user_id = presence.pk
+    groups = _groups(user_id)
+
+    def after_commit():
+        for group in groups:
+            # A newly online agent's idle time starts after the warm-up.
+            warmup = group.warmup_seconds if fresh_login else 0
+            idle_pool.make_routable(
+                [group.pk], user_id, (now + timedelta(seconds=warmup)).timestamp()
+            )
+        _request_drain([g.pk for g in groups])
+
+    transaction.on_commit(after_commit)
+
+
+def _leave_routing(presence: AgentPresence, state: str, now: datetime) -> None:
+    """Out of the pools first (now, before the state is committed), then the state."""
+    groups = _groups(presence.pk)
+    idle_pool.make_unroutable([g.pk for g in groups], presence.pk, state)
+    presence.state = state
+    presence.state_since = now
+    presence.save()
+
+
+def heartbeat(*, user, now: datetime | None = None) -> AgentPresence:
+    """The agent's client calls this every 15–30 s; an offline agent becomes available."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        presence = _lock(user.pk, now)
+        presence.last_heartbeat = now
+        if presence.state == PresenceState.OFFLINE:
+            _become_available(presence, now, fresh_login=True)
+        else:
+            presence.save(update_fields=["last_heartbeat"])
+        return presence
+
+
+def set_state(*, user, state: str, now: datetime | None = None) -> AgentPresence:
+    if state not in SETTABLE_STATES:
+        raise InvalidArgument("state", f"Must be one of {sorted(SETTABLE_STATES)}.")
+    now = now or timezone.now()
+    with transaction.atomic():
+        presence = _lock(user.pk, now)
+        if state != PresenceState.OFFLINE:
+            presence.last_heartbeat = now
+        if state == PresenceState.AVAILABLE:
+            if presence.state != PresenceState.AVAILABLE:
+                _become_available(
+                    presence, now, fresh_login=presence.state == PresenceState.OFFLINE
+                )
+            else:
+                presence.save(update_fields=["last_heartbeat"])
+            return presence
+        if state == PresenceState.WRAP_UP:
+            presence.wrap_up_until = now + timedelta(seconds=_wrap_up_seconds(user.pk))
+        _leave_routing(presence, state, now)
+        if state == PresenceState.OFFLINE:
+            presence.online_since = None
+            presence.save(update_fields=["online_since"])
+        return presence
+
+
+def _wrap_up_seconds(user_id: int) -> int:
+    seconds = [g.wrap_up_seconds for g in _groups(user_id) if g.requires_presence]
+    return max(seconds, default=0)
+
+
+def ticket_completed(*, user_id: int, now: datetime) -> None:
+    """After-work: an available agent in a presence group with a wrap-up time goes to
+    wrap_up; otherwise their freed capacity may take a waiting ticket at once."""
+    seconds = _wrap_up_seconds(user_id)
+    presence = AgentPresence.objects.select_for_update().filter(pk=user_id).first()
+    if seconds and presence is not None and presence.state == PresenceState.AVAILABLE:
+        presence.wrap_up_until = now + timedelta(seconds=seconds)
+        _leave_routing(presence, PresenceState.WRAP_UP, now)
+        return
+    groups = [g.pk for g in _groups(user_id)]
+    transaction.on_commit(lambda: _request_drain(groups))
+
+
+def presence_sweep(*, now: datetime | None = None) -> dict[str, int]:
+    """Periodic: agents without a heartbeat for presence_timeout go offline (they keep their
+    tickets; only routing changes); wrap-ups that have run out end (available again)."""
+    now = now or timezone.now()
+    went_offline = ended_wrap_up = 0
+    stale = AgentPresence.objects.exclude(state=PresenceState.OFFLINE).filter(
+        last_heartbeat__lt=now - presence_timeout()
+    )
+    for user_id in list(stale.values_list("pk", flat=True)[:1000]):
+        with transaction.atomic():
+            presence = (
+                AgentPresence.objects.select_for_update(skip_locked=True)
+                .filter(pk=user_id, last_heartbeat__lt=now - presence_timeout())
+                .exclude(state=PresenceState.OFFLINE)
+                .first()
+            )
+            if presence is None:
+                continue
+            _leave_routing(presence, PresenceState.OFFLINE, now)
+            presence.online_since = None
+            presence.save(update_fields=["online_since"])
+            went_offline += 1
+    expired = AgentPresence.objects.filter(
+        state=PresenceState.WRAP_UP, wrap_up_until__lte=now
+    ).values_list("pk", flat=True)
+    for user_id in list(expired[:1000]):
+        with transaction.atomic():
+            presence = (
+                AgentPresence.objects.select_for_update(skip_locked=True)
+                .filter(pk=user_id, state=PresenceState.WRAP_UP, wrap_up_until__lte=now)
+                .first()
+            )
+            if presence is None:
+                continue
+            _become_available(presence, now, fresh_login=False)
+            ended_wrap_up += 1
+    return {"offline": went_offline, "wrap_up_ended": ended_wrap_up}
+
+
+def reconcile_group(*, group: HandlerGroup, now: datetime) -> None:
+    """Make the group's Redis keys exactly what PostgreSQL says: available agents in the pool
+    (scored by idle-since), everyone else out, offers as the open tickets say."""
+    rows = member_rows(group=group, member_ids=group.member_ids, now=now)
+    states, idle, offered = {}, {}, set()
+    for row in rows:
+        if not row.is_active:
+            continue
+        state = row.presence if group.requires_presence else PresenceState.AVAILABLE
+        states[row.user_id] = state
+        if state == PresenceState.AVAILABLE:
+            since = row.idle_since if group.requires_presence else row.last_assigned
+            if row.last_assigned and (since is None or row.last_assigned > since):
+                since = row.last_assigned
+            idle[row.user_id] = since.timestamp() if since else 0.0
+        if group.offer_timeout_seconds and row.open_offers:
+            offered.add(row.user_id)
+    idle_pool.replace_group(group.pk, states=states, idle=idle, offered=offered)
+
+
+def reconcile(*, now: datetime | None = None) -> int:
+    """Every enabled group; returns how many groups were repaired (Redis must be up)."""
+    now = now or timezone.now()
+    groups = list(HandlerGroup.objects.filter(status=GroupStatus.ENABLED))
+    for group in groups:
+        reconcile_group(group=group, now=now)
+    return len(groups)
+
+
+def _request_drain(group_ids: list[int]) -> None:
+    from ticketing.routing import request_drain
+
+    request_drain(group_ids)

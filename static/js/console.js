@@ -1,0 +1,83 @@
+// Console behaviour without a build step: the inbox badge polls the unread count, and
+// buttons with data-confirm ask before submitting their form.
+(function () {
+  "use strict";
+
+  function setBadge(badge, count) {
+    var text = String(count);
+    if (badge.textContent !== text) {
+      badge.textContent = text;
+    }
+    badge.classList.toggle("badge-unread", count > 0);
+    badge.classList.toggle("badge-zero", count === 0);
+    badge.setAttribute("aria-label", count + " unread");
+    var title = document.title.replace(/^\(\d+\) /, "");
+    document.title = count > 0 ? "(" + count + ") " + title : title;
+  }
+
+  function startBadgePolling(badge) {
+    var url = badge.getAttribute("data-poll-url");
+    var interval = parseInt(badge.getAttribute("data-poll-ms"), 10) || 15000;
+    var timer = null;
+    var inFlight = false;
+
+    function poll() {
+      if (inFlight || document.hidden) {
+        return;
+      }
+      inFlight = true;
+      fetch(url, {
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+        cache: "no-store",
+      })
+        .then(function (response) {
+          if (response.status === 401 || response.status === 403) {
+            // Logged out elsewhere: stop asking until the next page load.
+            window.clearInterval(timer);
+            return null;
+          }
+          return response.ok ? response.json() : null;
+        })
+        .then(function (body) {
+          if (body && typeof body.unread === "number") {
+            setBadge(badge, body.unread);
+          }
+        })
+        .catch(function () {
+          /* offline or server restarting: try again on the next tick */
+        })
+        .then(function () {
+          inFlight = false;
+        });
+    }
+
+    timer = window.setInterval(poll, interval);
+    document.addEventListener("visibilitychange", function () {
+      if (!document.hidden) {
+        poll();
+      }
+    });
+    if (badge.textContent.trim() === "") {
+      poll(); // rendered without a count (e.g. an error page)
+    }
+  }
+
+  function confirmButtons() {
+    document.addEventListener("submit", function (event) {
+      var button = event.submitter;
+      var question = button && button.getAttribute("data-confirm");
+      if (question && !window.confirm(question)) {
+        event.preventDefault();
+      }
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var badge = document.getElementById("unread-badge");
+    if (badge && badge.getAttribute("data-poll-url")) {
+      startBadgePolling(badge);
+    }
+    confirmButtons();
+  });
+})();

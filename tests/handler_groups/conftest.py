@@ -1,0 +1,35 @@
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _clean_routing_keys(settings):
+    """Group ids restart with every test database: drop routing keys left by earlier runs."""
+    from handler_groups import idle_pool
+
+    settings.ASSIGNMENT_REDIS_URL = settings.REDIS_URL
+    client = idle_pool.client()
+    keys = list(client.scan_iter("td:{g*"))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture
+def on_commit(django_capture_on_commit_callbacks):
+    """Run after-commit work (Redis writes, drain requests) inline, with drains executed
+    synchronously instead of through the broker."""
+    return django_capture_on_commit_callbacks
+
+
+@pytest.fixture
+def inline_drain(monkeypatch):
+    from ticketing import routing
+
+    drained = []
+
+    def drain_now(group_ids):
+        for group_id in sorted(set(group_ids)):
+            drained.append(group_id)
+            routing.drain_group(group_id=group_id)
+
+    monkeypatch.setattr(routing, "request_drain", drain_now)
+    return drained
