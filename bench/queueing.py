@@ -80,7 +80,9 @@ def make_queue(size: int, seed: int) -> tuple[list[dict], dict[str, str], dict[s
 # The source's style ----------------------------------------------------------------------------
 
 
-def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> list[dict]:
+def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> tuple[list[dict], int]:
+    """The ranked queue and how many Redis round trips it took."""
+    trips = 0
     q = [dict(p, be_jump=p.get("be_jump", 0), is_ssvip=p.get("is_ssvip", 0)) for p in persons]
     for p in q:
         if p["not_confirm_num"] >= 4:
@@ -96,6 +98,7 @@ def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> list[dict]
     for p in q:
         p["rr"] = 9
         raw = client.get(f"{prefix}{p['uid']}")  # one GET per person
+        trips += 1
         if raw is not None:
             try:
                 level = json.loads(raw).get("rr_1p5")
@@ -123,6 +126,7 @@ def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> list[dict]
                     a["be_jump"] += 1
                     jumped.append(str(b["uid"]))
                 client.set(key, json.dumps(jumped), ex=ttl)
+                trips += 2
     for i in range(n):
         for j in range(n - 1 - i):
             a, b = q[j], q[j + 1]
@@ -133,7 +137,7 @@ def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> list[dict]
                 and b["user_group"] >= a["user_group"]
             ):
                 q[j], q[j + 1] = b, a
-    return q
+    return q, trips
 
 
 # Helpers ---------------------------------------------------------------------------------------
@@ -165,6 +169,25 @@ def median_time(runs: int, prepare, call) -> tuple[float, object]:
         result = call()
         times.append(time.perf_counter() - started)
     return statistics.median(times), result
+
+
+def count_round_trips(call) -> int:
+    """How many times `call` sends to Redis (a pipeline counts once)."""
+    from redis.connection import AbstractConnection
+
+    original = AbstractConnection.send_packed_command
+    sent = []
+
+    def send_packed_command(self, command, check_health=True):
+        sent.append(1)
+        return original(self, command, check_health)
+
+    AbstractConnection.send_packed_command = send_packed_command
+    try:
+        call()
+    finally:
+        AbstractConnection.send_packed_command = original
+    return len(sent)
 
 
 def free_port() -> int:
@@ -228,9 +251,11 @@ def bench_service(client, sizes: list[int]) -> None:
 
     ttl = settings.QUEUEING_JUMP_TTL_SECONDS
     print(f"Service call, Redis included (median of runs; Redis at {settings.QUEUEING_REDIS_URL})")
+    print("trips: Redis round trips of one call; jumps: uids appended to jump lists;")
+    print("agree: same order, be_jump values and stored jump lists")
     print(
-        f"{'persons':>8} {'naive s':>10} {'runs':>4} {'service s':>10} {'runs':>4} "
-        f"{'ratio':>8}  {'swaps':>7}  agree"
+        f"{'persons':>8} {'naive s':>10} {'runs':>4} {'trips':>7} {'service s':>10} {'runs':>4} "
+        f"{'trips':>5} {'ratio':>8} {'jumps':>7}  agree"
     )
     for size in sizes:
         persons, rr_values, jump_lists = make_queue(size, SEED + size)
@@ -241,7 +266,7 @@ def bench_service(client, sizes: list[int]) -> None:
         def prepare(rr_values=rr_values, jump_lists=jump_lists):
             reset_redis(client, rr_values, jump_lists)
 
-        naive_s, naive_queue = median_time(
+        naive_s, (naive_queue, naive_trips) = median_time(
             naive_runs, prepare, lambda p=persons: naive_rank(p, client, PREFIX, ttl)
         )
         naive_lists = stored_jump_lists(client)
@@ -251,6 +276,10 @@ def bench_service(client, sizes: list[int]) -> None:
             lambda c=customers: services.queue_rank(customers=c, trace_id="bench"),
         )
         service_lists = stored_jump_lists(client)
+        prepare()
+        service_trips = count_round_trips(
+            lambda c=customers: services.queue_rank(customers=c, trace_id="bench")
+        )
         agree = (
             [p["uid"] for p in naive_queue] == [e.uid for e in outcome.queue]
             and [p["be_jump"] for p in naive_queue] == [e.be_jump for e in outcome.queue]
@@ -258,8 +287,10 @@ def bench_service(client, sizes: list[int]) -> None:
             and not outcome.degraded
         )
         print(
-            f"{size:>8} {naive_s:>10.4f} {naive_runs:>4} {service_s:>10.4f} {service_runs:>4} "
-            f"{naive_s / service_s:>7.0f}x  {outcome.jumps_appended:>7}  {'yes' if agree else 'NO'}"
+            f"{size:>8} {naive_s:>10.4f} {naive_runs:>4} {naive_trips:>7} {service_s:>10.4f} "
+            f"{service_runs:>4} {service_trips:>5} {naive_s / service_s:>7.0f}x "
+            f"{outcome.jumps_appended:>7}"
+            f"  {'yes' if agree else 'NO'}"
         )
 
 
@@ -318,7 +349,9 @@ def bench_http(client, size: int, requests: int, warmup: int) -> None:
     latencies.sort()
     p50 = statistics.median(latencies)
     p95 = latencies[min(len(latencies) - 1, int(round(0.95 * len(latencies))) - 1)]
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
+        f"(load average {load}) "
         f"HTTP POST /api/queueing/rank/, {size} persons, {requests} requests after {warmup} "
         f"warm-up (runserver --noreload, token auth, keep-alive): "
         f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
@@ -342,7 +375,10 @@ def main() -> None:
     from django.conf import settings
 
     client = redis.Redis.from_url(settings.QUEUEING_REDIS_URL, decode_responses=True)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, seed {SEED}")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}, seed {SEED}"
+    )
     try:
         bench_service(client, [int(s) for s in args.sizes.split(",")])
         if not args.skip_http:

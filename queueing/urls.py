@@ -1,1 +1,7 @@
-urlpatterns: list = []
+from django.urls import path
+
+from .apis import RankQueueApi
+
+urlpatterns = [
+    path("rank/", RankQueueApi.as_view(), name="queueing-rank"),
+]

@@ -63,26 +63,70 @@ def apply_transition(
     if transition.requires_approved:
         conditions["process_status"] = ProcessStatus.APPROVED
     updates = {transition.field: transition.target, **(values or {})}
-    rows = (
-        Ticket.objects.filter(condition or Q(), pk=ticket_id, **conditions)
-        .select_for_update()
-        .values_list(transition.field, flat=True)
+    claimed = _compare_and_set(
+        Ticket.objects.filter(condition or Q(), pk=ticket_id, **conditions),
+        previous_field=transition.field,
+        updates=updates,
     )
-    previous = list(rows)
-    if not previous:
+    if claimed is None:
         current = Ticket.objects.filter(pk=ticket_id).values_list(transition.field, flat=True)
         raise IllegalTransition(transition, current.first())
-    Ticket.objects.filter(pk=ticket_id).update(**updates)
+    previous, ticket = claimed
     record(
         ticket_id=ticket_id,
         action=transition.name,
         actor_id=actor_id,
         now=now,
-        from_status=previous[0],
+        from_status=previous,
         to_status=transition.target,
         detail={"field": transition.field, **(detail or {})},
     )
-    return Ticket.objects.select_related("handler_group").get(pk=ticket_id)
+    return ticket
+
+
+def _compare_and_set(queryset, *, previous_field: str, updates: dict[str, Any]):
+    """One statement: lock the row matching the queryset's WHERE, update it, and return the
+    previous value of `previous_field` with the updated ticket — or None when no row matched.
+
+        WITH old AS (SELECT id, <field> FROM t WHERE <where> FOR UPDATE)
+        UPDATE t SET … FROM old WHERE t.id = old.id RETURNING old.<field>, t.*
+
+    The WHERE is the queryset's own, on the locked table, so after waiting for a concurrent
+    writer PostgreSQL re-checks it against the new row version (a lost race matches nothing).
+    """
+    meta = Ticket._meta
+    table = connection.ops.quote_name(meta.db_table)
+    compiler = queryset.query.get_compiler(connection=connection)
+    where_sql, where_params = compiler.compile(queryset.query.where)
+    assignments, set_params = [], []
+    for name, value in updates.items():
+        field = meta.get_field(name)
+        assignments.append(f"{connection.ops.quote_name(field.column)} = %s")
+        set_params.append(field.get_db_prep_save(value, connection))
+    fields = meta.concrete_fields
+    returning = ", ".join(f"{table}.{connection.ops.quote_name(f.column)}" for f in fields)
+    column = connection.ops.quote_name(meta.get_field(previous_field).column)
+    sql = (
+        f"WITH old AS (SELECT {table}.id, {table}.{column} AS previous FROM {table} "
+        f"WHERE {where_sql} FOR UPDATE) "
+        f"UPDATE {table} SET {', '.join(assignments)} FROM old WHERE {table}.id = old.id "
+        f"RETURNING old.previous, {returning}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*where_params, *set_params])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    converters = [
+        (f, f.get_db_converters(connection) + connection.ops.get_db_converters(f)) for f in fields
+    ]
+    values = []
+    for (field, field_converters), value in zip(converters, row[1:], strict=True):
+        for converter in field_converters:
+            value = converter(value, field, connection)
+        values.append(value)
+    ticket = Ticket.from_db(connection.alias, [f.attname for f in fields], values)
+    return row[0], ticket
 
 
 def _lock_group(group_id: int | None) -> HandlerGroup | None:

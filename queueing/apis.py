@@ -1,0 +1,158 @@
+import uuid
+
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.openapi import errors
+
+from . import services
+from .permissions import CanRankQueue
+from .serializers import RankInput, RankOutput, ranked_queue
+
+_EXAMPLE_REQUEST = {
+    "queue": [
+        {
+            "uid": "u-1001",
+            "already_wait_time": 1800,
+            "is_online": 1,
+            "is_complaint": 0,
+            "confirm_num": 1,
+            "not_confirm_num": 0,
+            "is_ssvip": 0,
+            "be_jump": 0,
+            "channel": "chat",
+        },
+        {
+            "uid": "u-1002",
+            "already_wait_time": 600,
+            "is_online": 1,
+            "is_complaint": 1,
+            "confirm_num": 0,
+            "not_confirm_num": 0,
+            "is_ssvip": 1,
+        },
+    ]
+}
+# u-1001 (cache: {"rr_1p5": "R7"}) and u-1002 (cache: {"rr_1p5": "R2"}): u-1002 jumps ahead.
+_EXAMPLE_RESPONSE = {
+    "queue": [
+        {
+            **_EXAMPLE_REQUEST["queue"][1],
+            "rough_sort_score": 0.7666666666666666,
+            "rr": 2,
+            "user_group": 2,
+            "be_jump": 0,
+            "rank": 1,
+        },
+        {
+            **_EXAMPLE_REQUEST["queue"][0],
+            "rough_sort_score": 0.9,
+            "rr": 7,
+            "user_group": 1,
+            "be_jump": 1,
+            "rank": 2,
+        },
+    ],
+    "trace_id": "5f1c0a6e2b9d4c1f8e7a6b5c4d3e2f10",
+    "degraded": False,
+}
+
+_RankValidationError = inline_serializer(
+    name="RankValidationError",
+    fields={
+        "code": serializers.CharField(default="invalid_argument"),
+        "errors": serializers.DictField(
+            help_text='{"queue": {"<index>": {"<field>": ["message"]}}} for a person\'s field; '
+            '{"queue": ["message"]} for the queue as a whole; {"body": ["message"]} for a body '
+            'that is not JSON; {"non_field_errors": [...]} for a body that is not an object.'
+        ),
+    },
+)
+
+
+class AsciiJSONRenderer(JSONRenderer):
+    # Callers' own fields come back unchanged, whatever text they hold: \u-escaped output
+    # cannot fail to encode (a lone surrogate would make UTF-8 output a 500).
+    ensure_ascii = True
+
+
+class RankQueueApi(APIView):
+    """Ranks a customer-service queue: the order in which the waiting customers are served."""
+
+    permission_classes = [IsAuthenticated, CanRankQueue]
+    renderer_classes = [AsciiJSONRenderer]
+
+    @extend_schema(
+        operation_id="queueing_rank",
+        summary="Rank a customer-service queue",
+        description=(
+            "Rough score, stable sort, RR levels from the `lechat_<uid>` cache keys, RR "
+            "adjustment with jump bookkeeping in `lechat_jump_uids_<uid>`, SSVIP adjustment. "
+            "Each person comes back with all the fields it was sent with, plus "
+            "rough_sort_score, rr, user_group, be_jump (updated) and rank (1-based). "
+            "If Redis is unreachable the queue is ranked with rr = 9 for everyone, without jump "
+            'bookkeeping, and the response says "degraded": true.'
+        ),
+        request=RankInput,
+        responses={
+            200: RankOutput,
+            400: OpenApiResponse(
+                _RankValidationError,
+                description="Bad input; errors name the offending index and field.",
+                examples=[
+                    OpenApiExample(
+                        "A person's field",
+                        value={
+                            "code": "invalid_argument",
+                            "errors": {
+                                "queue": {"3": {"already_wait_time": ["Must be at least 0."]}}
+                            },
+                        },
+                    ),
+                    OpenApiExample(
+                        "Duplicate uid",
+                        value={
+                            "code": "invalid_argument",
+                            "errors": {
+                                "queue": {"5": {"uid": ["Duplicate uid: also at index 2."]}}
+                            },
+                        },
+                    ),
+                    OpenApiExample(
+                        "Too many persons",
+                        value={
+                            "code": "invalid_argument",
+                            "errors": {"queue": ["At most 20000 persons per request; got 20001."]},
+                        },
+                    ),
+                ],
+            ),
+            **errors(401, 403),
+        },
+        examples=[
+            OpenApiExample("Two customers", value=_EXAMPLE_REQUEST, request_only=True),
+            OpenApiExample("Two customers ranked", value=_EXAMPLE_RESPONSE, response_only=True),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        data = RankInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        trace_id = getattr(request, "request_id", None) or uuid.uuid4().hex
+        outcome = services.queue_rank(customers=data.validated_data["queue"], trace_id=trace_id)
+        return Response(
+            {
+                "queue": ranked_queue(outcome.queue),
+                "trace_id": outcome.trace_id,
+                "degraded": outcome.degraded,
+            }
+        )

@@ -1,0 +1,14 @@
+from django.db import models
+
+
+class RankingPermission(models.Model):
+    """No table: holds the `queueing.rank_queue` permission that service accounts are given to
+    call the ranking endpoint (staff may always call it)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [("rank_queue", "Can rank a customer-service queue")]
+
+    def __str__(self) -> str:
+        return "queue ranking permissions"

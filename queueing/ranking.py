@@ -1,0 +1,365 @@
+"""The customer-service queue ranking algorithm of the source system. Pure: no Django, no Redis.
+
+The order of the steps is the contract (other systems depend on the exact order):
+1. rough score; 2. stable sort by it, highest first; 3. RR level per customer (read by the
+store, parsed here); 4. RR adjustment, a bubble pass in which customers of RR 1-5 jump ahead of
+customers of RR 6-9, with jump bookkeeping; 5. SSVIP adjustment, the same double loop.
+
+Steps 4 and 5 are the source's double loop
+
+    for i in range(n):
+        for j in range(n - 1 - i):
+            if can_swap(q[j], q[j + 1]): swap them (and, in step 4, record the jump)
+
+computed exactly, but in time proportional to the number of swaps instead of n² (see
+`_bubble_passes`). tests/queueing/transcription.py holds the plain double loops and the
+hypothesis tests compare the two.
+"""
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+RR_DEFAULT = 9  # a missing or unreadable RR level
+RR_LEVELS = {f"R{level}": level for level in range(1, 10)}
+BE_JUMP_LIMIT = 15  # a customer jumped by this many distinct customers cannot be jumped again
+NOT_CONFIRM_LIMIT = 4  # from this many unconfirmed offers on, the rough score is 0
+
+
+class Customer(NamedTuple):
+    """A waiting customer as the caller sent it (validated)."""
+
+    uid: str  # the caller's uid as text: the key of the customer's cache entries
+    already_wait_time: float  # seconds
+    is_online: int
+    is_complaint: int
+    confirm_num: int
+    not_confirm_num: int
+    is_ssvip: bool
+    be_jump: int  # distinct customers who had jumped ahead of this one before this request
+    payload: dict  # the caller's object, returned with the results added
+
+
+@dataclass(slots=True, eq=False)
+class QueueEntry:
+    """A customer's place in the queue being ranked, with what the steps compute."""
+
+    customer: Customer
+    uid: str
+    rough_sort_score: float
+    rough_position: int  # 0-based place after step 2
+    not_confirm_num: int
+    is_ssvip: bool
+    be_jump: int
+    rr: int = RR_DEFAULT
+    user_group: int = 1
+
+
+class Swap(NamedTuple):
+    """One swap of step 4 ("rr") or step 5 ("ssvip"): `ahead` moved ahead of `behind`."""
+
+    step: str
+    pass_no: int  # the outer loop's i
+    ahead: QueueEntry
+    behind: QueueEntry
+    jump_counted: bool  # step 4: `ahead` was new in `behind`'s jump list (be_jump += 1)
+    behind_be_jump: int  # step 4: `behind`'s be_jump after the swap
+
+
+@dataclass
+class Ranking:
+    queue: list[QueueEntry]
+    # Step 4's jump bookkeeping: customer uid -> uids appended to its jump list, in order.
+    appended_jumps: dict[str, list[str]] = field(default_factory=dict)
+
+
+JumpListReader = Callable[[list[str]], Mapping[str, Sequence[str]]]
+
+
+# Step 1 --------------------------------------------------------------------------------------
+
+
+def rough_sort_score(customer: Customer) -> float:
+    """already_wait_time / 3600 + 0.3 (online) + 0.3 (complaint) + confirm_num × 0.1, added in
+    that order (float addition is not associative; the order is part of the contract)."""
+    if customer.not_confirm_num >= NOT_CONFIRM_LIMIT:
+        return 0.0
+    score = customer.already_wait_time / 3600
+    if customer.is_online == 1:
+        score += 0.3
+    if customer.is_complaint == 1:
+        score += 0.3
+    return score + customer.confirm_num * 0.1
+
+
+# Step 2 --------------------------------------------------------------------------------------
+
+
+def rough_sort(customers: Iterable[Customer]) -> list[QueueEntry]:
+    """Highest rough score first; ties keep the request order (a stable sort)."""
+    queue = [
+        QueueEntry(
+            customer=c,
+            uid=c.uid,
+            rough_sort_score=rough_sort_score(c),
+            rough_position=0,
+            not_confirm_num=c.not_confirm_num,
+            is_ssvip=c.is_ssvip,
+            be_jump=c.be_jump,
+        )
+        for c in customers
+    ]
+    # list.sort is stable, and stays so with reverse=True.
+    queue.sort(key=_by_rough_score, reverse=True)
+    for position, entry in enumerate(queue):
+        entry.rough_position = position
+    return queue
+
+
+def _by_rough_score(entry: QueueEntry) -> float:
+    return entry.rough_sort_score
+
+
+# Step 3 --------------------------------------------------------------------------------------
+
+
+def rr_level(cached: bytes | str | None) -> int:
+    """The RR level in a `lechat_<uid>` cache value: a JSON object whose rr_1p5 is "R1".."R9".
+    Anything else (no value, bad JSON, no such field, another value) is level 9."""
+    if cached is None:
+        return RR_DEFAULT
+    if len(cached) <= 64:
+        # Most values are one of a few short texts: parse each once.
+        return _short_rr_level(cached)
+    return _parse_rr_level(cached)
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_rr_level(cached: bytes | str) -> int:
+    return _parse_rr_level(cached)
+
+
+def _parse_rr_level(cached: bytes | str) -> int:
+    try:
+        value = json.loads(cached)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return RR_DEFAULT
+    if not isinstance(value, dict):
+        return RR_DEFAULT
+    level = value.get("rr_1p5")
+    return RR_LEVELS.get(level, RR_DEFAULT) if isinstance(level, str) else RR_DEFAULT
+
+
+def user_group(rr: int) -> int:
+    return 2 if rr <= 5 else 1
+
+
+def assign_rr(queue: Iterable[QueueEntry], rr_levels: Mapping[str, int]) -> None:
+    """Customers missing from `rr_levels` get level 9."""
+    for entry in queue:
+        entry.rr = rr = rr_levels.get(entry.uid, RR_DEFAULT)
+        entry.user_group = 2 if rr <= 5 else 1
+
+
+def jump_list(cached: bytes | str | None) -> list[str]:
+    """The uids in a `lechat_jump_uids_<uid>` value (a JSON array of uids as strings), as
+    strings. Unreadable values count as an empty list. Integral numbers are read as their
+    decimal text, as the store's Lua script reads them."""
+    if cached is None:
+        return []
+    try:
+        value = json.loads(cached)
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(value, list):
+        return []
+    uids = []
+    for item in value:
+        if isinstance(item, str):
+            uids.append(item)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            uids.append(str(item))
+        elif isinstance(item, float) and item.is_integer():
+            uids.append(str(int(item)))
+    return uids
+
+
+# Step 4 --------------------------------------------------------------------------------------
+
+
+def can_be_jumped(entry: QueueEntry) -> bool:
+    """May move back in step 4 (the `a` of a swap); the condition on a alone."""
+    return 6 <= entry.rr <= 9 and entry.be_jump < BE_JUMP_LIMIT
+
+
+def can_jump(entry: QueueEntry) -> bool:
+    """May move ahead in step 4 (the `b` of a swap); the condition on b alone."""
+    return 1 <= entry.rr <= 5 and entry.not_confirm_num < NOT_CONFIRM_LIMIT
+
+
+def _rr_swaps(a: QueueEntry, b: QueueEntry) -> bool:
+    # Literally the source's condition; a.rr > b.rr follows from the ranges but is kept.
+    return (
+        6 <= a.rr <= 9
+        and 1 <= b.rr <= 5
+        and a.rr > b.rr
+        and a.be_jump < BE_JUMP_LIMIT
+        and b.not_confirm_num < NOT_CONFIRM_LIMIT
+    )
+
+
+def jump_list_owners(queue: Sequence[QueueEntry]) -> list[str]:
+    """The customers whose jump lists step 4 may read: each who can be jumped and has someone
+    who can jump behind them, with no one between who can never move in step 4 (nobody passes
+    such a customer). A superset of the lists `rr_adjust` reads."""
+    owners = []
+    jumper_behind = False
+    for entry in reversed(queue):
+        if can_jump(entry):
+            jumper_behind = True
+        elif can_be_jumped(entry):
+            if jumper_behind:
+                owners.append(entry.uid)
+        else:
+            jumper_behind = False
+    return owners
+
+
+def rr_adjust(
+    queue: list[QueueEntry],
+    jump_lists: Mapping[str, Sequence[str]],
+    *,
+    swaps: list[Swap] | None = None,
+) -> dict[str, list[str]]:
+    """Step 4, in place. Swap a = q[j], b = q[j+1] when 6 ≤ a.rr ≤ 9, 1 ≤ b.rr ≤ 5,
+    a.rr > b.rr, a.be_jump < 15 and b.not_confirm_num < 4. After each swap b is recorded in
+    a's jump list; if b was not in it yet (as stored, or appended earlier in this request),
+    a.be_jump += 1, which the later comparisons see.
+
+    `jump_lists` holds the stored lists of at least `jump_list_owners(queue)`. Returns the
+    uids appended per customer, in order, for the store to write."""
+    known: dict[str, set[str]] = {}
+    appended: dict[str, list[str]] = {}
+
+    def record(a: QueueEntry, b: QueueEntry, pass_no: int) -> None:
+        seen = known.get(a.uid)
+        if seen is None:
+            seen = known[a.uid] = set(jump_lists[a.uid])
+        counted = b.uid not in seen
+        if counted:
+            seen.add(b.uid)
+            appended.setdefault(a.uid, []).append(b.uid)
+            a.be_jump += 1
+        if swaps is not None:
+            swaps.append(Swap("rr", pass_no, b, a, counted, a.be_jump))
+
+    _bubble_passes(queue, _rr_swaps, record)
+    return appended
+
+
+# Step 5 --------------------------------------------------------------------------------------
+
+
+def _ssvip_swaps(a: QueueEntry, b: QueueEntry) -> bool:
+    # An SSVIP moves ahead within its group or from a higher group, never past a user of a
+    # higher group.
+    return (
+        a.not_confirm_num < NOT_CONFIRM_LIMIT
+        and not a.is_ssvip
+        and b.is_ssvip
+        and b.user_group >= a.user_group
+    )
+
+
+def ssvip_adjust(queue: list[QueueEntry], *, swaps: list[Swap] | None = None) -> None:
+    """Step 5, in place: swap a = q[j], b = q[j+1] when a.not_confirm_num < 4, a is not SSVIP,
+    b is SSVIP and b.user_group ≥ a.user_group."""
+
+    def record(a: QueueEntry, b: QueueEntry, pass_no: int) -> None:
+        swaps.append(Swap("ssvip", pass_no, b, a, False, a.be_jump))
+
+    _bubble_passes(queue, _ssvip_swaps, record if swaps is not None else None)
+
+
+# Steps 1-5 -----------------------------------------------------------------------------------
+
+
+def rank(
+    customers: Iterable[Customer],
+    *,
+    rr_levels: Mapping[str, int],
+    read_jump_lists: JumpListReader,
+    swaps: list[Swap] | None = None,
+) -> Ranking:
+    """The whole algorithm. `rr_levels` maps uid → RR level (missing: 9); `read_jump_lists`
+    is called once, with the uids whose stored jump lists step 4 may need."""
+    queue = rough_sort(customers)
+    assign_rr(queue, rr_levels)
+    owners = jump_list_owners(queue)
+    jump_lists = read_jump_lists(owners) if owners else {}
+    appended = rr_adjust(queue, jump_lists, swaps=swaps)
+    ssvip_adjust(queue, swaps=swaps)
+    return Ranking(queue=queue, appended_jumps=appended)
+
+
+# The double loop -----------------------------------------------------------------------------
+
+
+def _bubble_passes(
+    queue: list[QueueEntry],
+    can_swap: Callable[[QueueEntry, QueueEntry], bool],
+    swapped: Callable[[QueueEntry, QueueEntry, int], None] | None,
+) -> None:
+    """Exactly the source's double loop
+
+        for i in range(n):
+            for j in range(n - 1 - i):
+                a, b = q[j], q[j + 1]
+                if can_swap(a, b): q[j], q[j + 1] = b, a; swapped(a, b, i)
+
+    in time proportional to n plus the number of swaps, for conditions with these properties
+    (steps 4 and 5 have them):
+    (R) roles are disjoint: an element that can ever be the `a` of a swap can never be a `b`
+        (step 4: a needs rr 6-9, b rr 1-5; step 5: a is not SSVIP, b is);
+    (S) can_swap(a, b) depends only on a and b, and a swap changes the state of a alone.
+
+    Within one pass i the loop carries an element rightward: after swapping a with b at j it
+    compares the same a with q[j+2], and so on, until a comparison fails or j + 1 passes the
+    bound n - 1 - i. Call the position j where such a run starts (a swap at j with none at
+    j - 1) a start. By (R) a run only passes `b` elements, so it never reaches another start,
+    and the element at a start and the one after it are as they were when the pass began.
+    Hence the starts of pass i are exactly the pairs that can swap at the beginning of pass i,
+    and the runs can be played one after the other without scanning the pairs between them.
+
+    After a run from s to t, only the pairs around changed elements can newly be able to swap:
+    (s-1, s), checked right after the run, when q[s-1] is final for this pass (earlier runs
+    stop before the `a` at s, later ones start after t); inside the run (b, b) and (b, a) pairs,
+    impossible by (R); and (t, t+1), which failed or lay beyond the bound (forever, as the bound
+    only shrinks), unless t + 1 was the start of the next run, whose own (s-1, s) check covers
+    it. So the candidate starts of pass i + 1 are the collected (s-1) pairs. A pass with no
+    swap ends the loop: the next passes would compare a subset of the same, unchanged pairs.
+    """
+    n = len(queue)
+    starts = [j for j in range(n - 1) if can_swap(queue[j], queue[j + 1])]
+    pass_no = 0
+    while starts:
+        last = n - 1 - pass_no  # this pass compares (j, j+1) for j + 1 <= last only
+        next_starts = []
+        for s in starts:
+            if s + 1 > last:
+                break  # so are all later starts, in this pass and every later one
+            a = queue[s]
+            j = s
+            while j < last and can_swap(a, queue[j + 1]):
+                b = queue[j + 1]
+                queue[j] = b
+                queue[j + 1] = a
+                if swapped is not None:
+                    swapped(a, b, pass_no)
+                j += 1
+            if j > s and s > 0 and can_swap(queue[s - 1], queue[s]):
+                next_starts.append(s - 1)
+        starts = next_starts
+        pass_no += 1

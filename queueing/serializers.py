@@ -1,0 +1,284 @@
+"""Shape of the ranking request and response.
+
+The queue is validated by hand in one pass (`QueueField`): a DRF serializer per person costs
+tens of milliseconds per thousand persons, more than the whole ranking. The per-person
+serializers below describe the same rules for the OpenAPI schema.
+
+Errors name the offending index and field, nested under "queue":
+    {"code": "invalid_argument",
+     "errors": {"queue": {"3": {"already_wait_time": ["Must be at least 0."]}}}}
+Errors about the queue as a whole (not a list, too long) are a list under "queue". At most
+`MAX_REPORTED_PERSONS` persons' errors are reported.
+"""
+
+import math
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from .ranking import Customer, QueueEntry
+
+MAX_COUNT = 2**53 - 1  # counts and seconds beyond this are not exact in JSON (nor plausible)
+MAX_UID_LENGTH = 256
+MAX_REPORTED_PERSONS = 100
+
+REQUIRED = "This field is required."
+NOT_NULL = "May not be null."
+
+
+def _uid(value) -> tuple[str | None, str | None]:
+    if isinstance(value, str):
+        if not value:
+            return None, "May not be blank."
+        if len(value) > MAX_UID_LENGTH:
+            return None, f"At most {MAX_UID_LENGTH} characters."
+        if not value.isascii():
+            try:
+                value.encode("utf-8")  # it names Redis keys
+            except UnicodeEncodeError:
+                return None, "Must be valid Unicode text (no lone surrogates)."
+        return value, None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -(2**63) <= value < 2**63:
+            return None, "Must be a 64-bit integer."
+        return str(value), None
+    return None, "Must be a string or an integer."
+
+
+def _seconds(value) -> tuple[float | None, str | None]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, "Must be a number."
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, "Must be a finite number."
+    if value < 0:
+        return None, "Must be at least 0."
+    if value > MAX_COUNT:
+        return None, f"Must be at most {MAX_COUNT}."
+    return value, None
+
+
+def _count(value) -> tuple[int | None, str | None]:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, "Must be an integer."
+    if value < 0:
+        return None, "Must be at least 0."
+    if value > MAX_COUNT:
+        return None, f"Must be at most {MAX_COUNT}."
+    return value, None
+
+
+def _flag(value) -> tuple[int | None, str | None]:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
+        return None, "Must be 0 or 1."
+    return value, None
+
+
+def _ssvip(value) -> tuple[bool | None, str | None]:
+    if isinstance(value, bool):
+        return value, None
+    if isinstance(value, int) and value in (0, 1):
+        return value == 1, None
+    return None, "Must be 0, 1, true or false."
+
+
+# field -> (parser, default); no default: required.
+_FIELDS = {
+    "uid": (_uid, None),
+    "already_wait_time": (_seconds, None),
+    "is_online": (_flag, None),
+    "is_complaint": (_flag, None),
+    "confirm_num": (_count, None),
+    "not_confirm_num": (_count, None),
+    "is_ssvip": (_ssvip, False),
+    "be_jump": (_count, 0),
+}
+
+
+def parse_queue(data) -> list[Customer]:
+    """The request's queue as customers; raises serializers.ValidationError naming the index
+    and field of each error (see the module docstring)."""
+    if not isinstance(data, list):
+        raise serializers.ValidationError(
+            f'Expected a list of persons but got "{type(data).__name__}".'
+        )
+    limit = settings.QUEUEING_MAX_PERSONS
+    if len(data) > limit:
+        raise serializers.ValidationError(f"At most {limit} persons per request; got {len(data)}.")
+    customers = []
+    errors: dict[str, dict[str, list[str]]] = {}
+    first_index: dict[str, int] = {}
+    for index, person in enumerate(data):
+        found = _usual_customer(person)
+        person_errors = {}
+        if found is None:
+            found, person_errors = _customer_or_errors(person)
+        uid = found.uid if found is not None else _valid_uid(person)
+        if uid is not None:
+            # 1 and "1" are the same customer: both name the cache key lechat_1.
+            earlier = first_index.setdefault(uid, index)
+            if earlier != index:
+                person_errors["uid"] = [f"Duplicate uid: also at index {earlier}."]
+        if person_errors:
+            errors[str(index)] = person_errors
+            if len(errors) >= MAX_REPORTED_PERSONS:
+                break
+        elif not errors:
+            customers.append(found)
+    if errors:
+        raise serializers.ValidationError(errors)
+    return customers
+
+
+def _customer_or_errors(person) -> tuple[Customer | None, dict[str, list[str]]]:
+    if not isinstance(person, dict):
+        return None, {"non_field_errors": ["Expected an object."]}
+    values = {}
+    errors = {}
+    for name, (parse, default) in _FIELDS.items():
+        if name not in person:
+            if default is None:
+                errors[name] = [REQUIRED]
+            values[name] = default
+            continue
+        raw = person[name]
+        value, error = (None, NOT_NULL) if raw is None else parse(raw)
+        if error is not None:
+            errors[name] = [error]
+        values[name] = value
+    if errors:
+        return None, errors
+    return Customer(payload=person, **values), {}
+
+
+def _valid_uid(person) -> str | None:
+    if not isinstance(person, dict) or person.get("uid") is None:
+        return None
+    return _uid(person["uid"])[0]
+
+
+def _usual_customer(person) -> Customer | None:
+    """The common case at a third of the cost: every field with its plain JSON type and in
+    range. It accepts a subset of what the field parsers accept, with the same values
+    (tests/queueing/test_validation.py checks this); None sends a person to them."""
+    if type(person) is not dict:
+        return None
+    try:
+        uid = person["uid"]
+        waited = person["already_wait_time"]
+        online = person["is_online"]
+        complaint = person["is_complaint"]
+        confirm_num = person["confirm_num"]
+        not_confirm_num = person["not_confirm_num"]
+    except KeyError:
+        return None
+    ssvip = person.get("is_ssvip", False)
+    be_jump = person.get("be_jump", 0)
+    if type(uid) is str:
+        if not (0 < len(uid) <= MAX_UID_LENGTH and uid.isascii()):
+            return None
+    elif type(uid) is int and -(2**63) <= uid < 2**63:
+        uid = str(uid)
+    else:
+        return None
+    if type(waited) is not int and type(waited) is not float:
+        return None
+    if not 0 <= waited <= MAX_COUNT:  # NaN and infinities fail this too
+        return None
+    for flag in (online, complaint):
+        if type(flag) is not int or not 0 <= flag <= 1:
+            return None
+    for count in (confirm_num, not_confirm_num, be_jump):
+        if type(count) is not int or not 0 <= count <= MAX_COUNT:
+            return None
+    if type(ssvip) is int and 0 <= ssvip <= 1:
+        ssvip = ssvip == 1
+    elif type(ssvip) is not bool:
+        return None
+    return Customer(
+        uid, waited, online, complaint, confirm_num, not_confirm_num, ssvip, be_jump, person
+    )
+
+
+# OpenAPI: the rules of parse_queue, per person ------------------------------------------------
+
+
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "integer"}]})
+class UidField(serializers.Field):
+    pass
+
+
+@extend_schema_field({"type": "integer", "minimum": 0, "maximum": 1})
+class FlagField(serializers.Field):
+    pass
+
+
+@extend_schema_field(
+    {"oneOf": [{"type": "integer", "minimum": 0, "maximum": 1}, {"type": "boolean"}]}
+)
+class SsvipField(serializers.Field):
+    pass
+
+
+class PersonInput(serializers.Serializer):
+    """A waiting customer. Any other fields are returned unchanged."""
+
+    uid = UidField(help_text='Unique within the request; 1 and "1" are the same customer.')
+    already_wait_time = serializers.FloatField(min_value=0, help_text="Seconds waited.")
+    is_online = FlagField()
+    is_complaint = FlagField()
+    confirm_num = serializers.IntegerField(min_value=0)
+    not_confirm_num = serializers.IntegerField(min_value=0)
+    is_ssvip = SsvipField(default=0, help_text="0, 1, false or true.")
+    be_jump = serializers.IntegerField(
+        min_value=0,
+        default=0,
+        help_text="How many distinct customers have already jumped ahead of this one.",
+    )
+
+
+@extend_schema_field(PersonInput(many=True))
+class QueueField(serializers.Field):
+    def to_internal_value(self, data) -> list[Customer]:
+        return parse_queue(data)
+
+
+class RankInput(serializers.Serializer):
+    queue = QueueField(
+        help_text="The waiting customers; at most QUEUEING_MAX_PERSONS (20,000 by default)."
+    )
+
+
+class RankedPerson(PersonInput):
+    """The caller's object (all its fields) with the ranking's results added."""
+
+    rough_sort_score = serializers.FloatField(
+        help_text="already_wait_time/3600 + 0.3 if online + 0.3 if complaint + confirm_num×0.1;"
+        " 0 when not_confirm_num ≥ 4."
+    )
+    rr = serializers.IntegerField(help_text="RR level 1-9 from the cache; 9 when unknown.")
+    user_group = serializers.IntegerField(help_text="2 when rr ≤ 5, else 1.")
+    be_jump = serializers.IntegerField(help_text="Updated with this request's jumps.")
+    rank = serializers.IntegerField(help_text="1-based place in the final order.")
+
+
+class RankOutput(serializers.Serializer):
+    queue = RankedPerson(many=True)
+    trace_id = serializers.CharField(help_text="The request's X-Request-ID, or a generated id.")
+    degraded = serializers.BooleanField(
+        help_text="True when Redis was unreachable: rr = 9 for everyone, no jump bookkeeping."
+    )
+
+
+def ranked_queue(queue: list[QueueEntry]) -> list[dict]:
+    """The response's persons: each caller's object with the results added, in final order."""
+    ranked = []
+    for place, entry in enumerate(queue, start=1):
+        person = dict(entry.customer.payload)
+        person["rough_sort_score"] = entry.rough_sort_score
+        person["rr"] = entry.rr
+        person["user_group"] = entry.user_group
+        person["be_jump"] = entry.be_jump
+        person["rank"] = place
+        ranked.append(person)
+    return ranked
