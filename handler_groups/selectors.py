@@ -20,11 +20,15 @@ def group_ids_for_user(user) -> list[int]:
 
 
 def is_handler(user) -> bool:
-    """Whether the user is a member of any enabled handler group."""
-    return (
-        user.is_authenticated
-        and groups_of_member(user.pk).filter(status=GroupStatus.ENABLED).exists()
-    )
+    """Whether the user is a member of any enabled handler group. Remembered on the user
+    object for the rest of the request (list pages ask once per ticket)."""
+    if not user.is_authenticated:
+        return False
+    cached = getattr(user, "_is_handler", None)
+    if cached is None:
+        cached = groups_of_member(user.pk).filter(status=GroupStatus.ENABLED).exists()
+        user._is_handler = cached
+    return cached
 
 
 def is_member(user, group: HandlerGroup) -> bool:

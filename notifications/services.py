@@ -115,14 +115,30 @@ def send_batch(
         return []
     if not rows:
         return []
-    with transaction.atomic():
-        created_ids = _insert_once(rows)
-        DUPLICATES.labels(template_code).inc(len(rows) - len(created_ids))
-        if not created_ids:
+    # Inside a caller's transaction no savepoint is needed: any error here propagates and
+    # rolls the caller back with everything it wrote.
+    with transaction.atomic(savepoint=False):
+        created = _insert_once(rows)
+        DUPLICATES.labels(template_code).inc(len(rows) - len(created))
+        if not created:
             return []
-        notifications = list(
-            Notification.objects.filter(pk__in=created_ids).select_related("recipient")
-        )
+        by_key = {(row[0], row[5]): row for row in rows}
+        notifications = []
+        for notification_id, recipient_id, dedupe_key in created:
+            row = by_key[(recipient_id, dedupe_key)]
+            notifications.append(
+                Notification(
+                    pk=notification_id,
+                    recipient_id=recipient_id,
+                    template_code=template_code,
+                    title=row[2],
+                    content=row[3],
+                    params=json.loads(row[4]),
+                    dedupe_key=dedupe_key,
+                    ticket_id=row[6],
+                    created=now,
+                )
+            )
         deliveries = _outbox_rows(notifications, template.channels, now)
         SENT.labels(template_code).inc(len(notifications))
         if deliveries:
@@ -131,10 +147,10 @@ def send_batch(
     return notifications
 
 
-def _insert_once(rows: list[tuple]) -> list[int]:
+def _insert_once(rows: list[tuple]) -> list[tuple[int, int, str]]:
     """INSERT … ON CONFLICT DO NOTHING RETURNING id: the constraint decides, not a prior read,
     so concurrent senders of the same event cannot both write."""
-    created: list[int] = []
+    created: list[tuple[int, int, str]] = []
     with connection.cursor() as cursor:
         for offset in range(0, len(rows), 1000):
             chunk = rows[offset : offset + 1000]
@@ -146,11 +162,11 @@ def _insert_once(rows: list[tuple]) -> list[int]:
                      ticket_id, created)
                 VALUES {placeholders}
                 ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING
-                RETURNING id
+                RETURNING id, recipient_id, dedupe_key
                 """,
                 [value for row in chunk for value in row],
             )
-            created.extend(row[0] for row in cursor.fetchall())
+            created.extend(cursor.fetchall())
     return created
 
 

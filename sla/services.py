@@ -40,26 +40,22 @@ def _deadlines(ticket: Ticket, rule: SlaRule | None, pauses) -> tuple[datetime |
     return response, resolve
 
 
-def sla_start_clocks(*, ticket: Ticket, now: datetime) -> list[str]:
-    """Approval hook, inside the approval transaction: match the rule, store it and compute
-    both deadlines from submitted_time (the customer has been waiting since submission).
-    Returns the ticket fields it set; the caller saves them."""
+def sla_start_clocks(*, ticket: Ticket, now: datetime) -> dict[str, object]:
+    """Approval hook, inside the approval transaction: match the rule and compute both
+    deadlines from submitted_time (the customer has been waiting since submission), and open
+    the clock-segment log. Returns the ticket fields to set with the approval itself."""
     rule = match_rule(priority=ticket.priority, category=ticket.category)
-    ticket.sla_rule = rule
-    ticket.response_deadline, ticket.resolve_deadline = _deadlines(ticket, rule, [])
+    response, resolve = _deadlines(ticket, rule, [])
     ClockSegment.objects.bulk_create(
         [
             ClockSegment(
-                ticket=ticket, clock=clock, kind=SegmentKind.START, at=ticket.submitted_time
+                ticket_id=ticket.pk, clock=clock, kind=SegmentKind.START, at=ticket.submitted_time
             )
-            for clock, deadline in (
-                (Clock.RESPONSE, ticket.response_deadline),
-                (Clock.RESOLVE, ticket.resolve_deadline),
-            )
+            for clock, deadline in ((Clock.RESPONSE, response), (Clock.RESOLVE, resolve))
             if deadline is not None
         ]
     )
-    return ["sla_rule", "response_deadline", "resolve_deadline"]
+    return {"sla_rule": rule, "response_deadline": response, "resolve_deadline": resolve}
 
 
 def _pauses(ticket_id: int):

@@ -4,8 +4,6 @@ and counted by send) must not undo the ticket change that triggered it."""
 
 import logging
 
-from django.db import transaction
-
 from notifications.rendering import TemplateError
 from notifications.services import send
 
@@ -26,14 +24,14 @@ def _params(ticket: Ticket, **extra) -> dict[str, object]:
 
 def _send(*, recipients, template_code: str, ticket: Ticket, dedupe_key: str, **params) -> None:
     try:
-        with transaction.atomic():
-            send(
-                recipients=recipients,
-                template_code=template_code,
-                params=_params(ticket, **params),
-                dedupe_key=dedupe_key,
-                ticket_id=ticket.pk,
-            )
+        # send refuses a bad template before writing anything: no savepoint needed.
+        send(
+            recipients=recipients,
+            template_code=template_code,
+            params=_params(ticket, **params),
+            dedupe_key=dedupe_key,
+            ticket_id=ticket.pk,
+        )
     except TemplateError:
         logger.warning(
             "notification not sent", extra={"ticket_id": ticket.pk, "template": template_code}

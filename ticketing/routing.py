@@ -235,7 +235,7 @@ def overflow_sweep(*, now: datetime | None = None) -> int:
                     overflowed=True,
                     created=now,
                 )
-                route(ticket=ticket, group=target, actor_id=None, now=now)
+                route(ticket=ticket, group=target, actor_id=None, now=now, overflowed=True)
                 moved += 1
     return moved
 

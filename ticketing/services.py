@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Model, Q
 from django.utils import timezone
 
 from config.errors import InvalidArgument
@@ -101,6 +101,8 @@ def _compare_and_set(queryset, *, previous_field: str, updates: dict[str, Any]):
     assignments, set_params = [], []
     for name, value in updates.items():
         field = meta.get_field(name)
+        if isinstance(value, Model):
+            value = value.pk
         assignments.append(f"{connection.ops.quote_name(field.column)} = %s")
         set_params.append(field.get_db_prep_save(value, connection))
     fields = meta.concrete_fields
@@ -190,6 +192,7 @@ def route(
     actor_id: int | None,
     now: datetime,
     exclude: frozenset[int] = frozenset(),
+    overflowed: bool = False,
 ) -> Ticket:
     """Put an approved ticket that is waiting for a handler (status 0 or 1) in front of the
     group's strategy: assigned → status 2, otherwise it waits in the pool (status 1), queued
@@ -219,6 +222,7 @@ def route(
             },
             detail={"handler_id": handler_id, "strategy": group.assign_strategy},
         )
+        ticket.handler_group = group
         AssignmentEvent.objects.create(
             group=group,
             ticket_id=ticket.pk,
@@ -226,7 +230,7 @@ def route(
             kind=AssignmentEvent.Kind.ASSIGNED,
             strategy=group.assign_strategy,
             pick_ms=pick_ms,
-            overflowed=ticket.records.filter(action="overflow").exists(),
+            overflowed=overflowed,
             reclaimed=bool(exclude),
             created=now,
         )
@@ -267,18 +271,19 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
     """Approve, start the SLA clocks and route the ticket, all in one transaction."""
     now = now or timezone.now()
     with transaction.atomic():
-        group_id = Ticket.objects.filter(pk=ticket_id).values_list("handler_group_id", flat=True)
-        group = _lock_group(group_id.first())
+        # Unlocked read: which group to lock first, and what the SLA clocks start from (fields
+        # an approving ticket cannot change under us).
+        submitted = Ticket.objects.only(
+            "handler_group_id", "submitted_time", "priority", "category"
+        ).get(pk=ticket_id)
+        group = _lock_group(submitted.handler_group_id)
         ticket = apply_transition(
             ticket_id=ticket_id,
             transition=lifecycle.APPROVE,
             actor_id=approver.pk,
             now=now,
-            values={"approved_time": now},
+            values={"approved_time": now, **sla_start_clocks(ticket=submitted, now=now)},
         )
-        changed = sla_start_clocks(ticket=ticket, now=now)
-        if changed:
-            ticket.save(update_fields=changed)
         return route(ticket=ticket, group=group, actor_id=approver.pk, now=now)
 
 

@@ -6,7 +6,8 @@ from .registry import register
 class OnlinePriority:
     """The eligible member who has been online longest gets the ticket (quick response over
     balance). Members with no presence record (groups that do not require presence) come
-    after those online, in member order."""
+    after those online; among equals, the member assigned longest ago goes first (so a
+    group where nobody heartbeats does not hand everything to its first member)."""
 
     auto_assigns = True
 
@@ -16,7 +17,14 @@ class OnlinePriority:
         order = {member_id: i for i, member_id in enumerate(ctx.eligible_ids)}
 
         def key(member_id: int):
-            since = ctx.rows[member_id].online_since
-            return (since is None, since.timestamp() if since else 0, order[member_id])
+            row = ctx.rows[member_id]
+            since, last = row.online_since, row.last_assigned
+            return (
+                since is None,
+                since.timestamp() if since else 0,
+                last is not None,
+                last.timestamp() if last else 0,
+                order[member_id],
+            )
 
         return min(ctx.eligible_ids, key=key)

@@ -12,7 +12,15 @@ class Email:
     """Through Django's email backend (console in `make run`, SMTP by settings)."""
 
     def targets(self, notifications) -> dict[int, list[str]]:
-        return {n.pk: [n.recipient.email] for n in notifications if n.recipient.email}
+        from django.contrib.auth import get_user_model
+
+        emails = dict(
+            get_user_model()
+            .objects.filter(pk__in={n.recipient_id for n in notifications})
+            .exclude(email="")
+            .values_list("pk", "email")
+        )
+        return {n.pk: [emails[n.recipient_id]] for n in notifications if n.recipient_id in emails}
 
     def deliver(self, delivery) -> None:
         notification = delivery.notification

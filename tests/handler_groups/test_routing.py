@@ -302,3 +302,9 @@ def test_pool_snapshot_marks_offers(agents, submit_approve, on_commit):
     online(agents[:2], on_commit)
     ticket = submit_approve(group)
     assert ticket.handler_id in idle_pool.snapshot(group.pk)["offered"]
+
+
+def test_online_priority_without_presence_spreads_by_last_assignment(agents, submit_approve):
+    group = HandlerGroupFactory(members=agents[:3], assign_strategy=3)
+    picks = [submit_approve(group).handler_id for _ in range(6)]
+    assert picks == [a.pk for a in agents[:3]] * 2
