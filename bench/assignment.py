@@ -97,7 +97,7 @@ def bench_throughput(tickets: int, workers: int, members: int) -> None:
         ]
         barrier = threading.Barrier(workers + 1)
 
-        def work(chunk):
+        def work(chunk, barrier=barrier):
             barrier.wait()
             try:
                 for ticket_id in chunk:
