@@ -4,7 +4,7 @@ from .models import Notification
 
 
 def inbox_for(user, *, unread_only: bool = False) -> QuerySet[Notification]:
-    qs = Notification.objects.filter(recipient=user).order_by("-id")
+    qs = Notification.objects.filter(recipient=user).prefetch_related("deliveries").order_by("-id")
     if unread_only:
         qs = qs.filter(read_at__isnull=True)
     return qs

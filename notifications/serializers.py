@@ -1,11 +1,19 @@
 from rest_framework import serializers
 
-from .models import Notification
+from .models import Notification, OutboxDelivery
+
+
+class DeliveryOutput(serializers.ModelSerializer):
+    class Meta:
+        model = OutboxDelivery
+        fields = ["channel", "status", "attempts", "next_attempt_at", "sent_at", "last_error"]
+        read_only_fields = fields
 
 
 class NotificationOutput(serializers.ModelSerializer):
     is_read = serializers.BooleanField(read_only=True)
     ticket_id = serializers.IntegerField(read_only=True, allow_null=True)
+    deliveries = DeliveryOutput(many=True, read_only=True)
 
     class Meta:
         model = Notification
@@ -19,6 +27,7 @@ class NotificationOutput(serializers.ModelSerializer):
             "created",
             "read_at",
             "is_read",
+            "deliveries",
         ]
         read_only_fields = fields
 

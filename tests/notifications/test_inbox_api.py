@@ -88,3 +88,18 @@ def test_lifecycle_events_reach_the_inbox(api, applicant, approver):
     services.ticket_complete(ticket_id=ticket.pk, handler=handler)
     mine = api.as_user(applicant).get("/api/notifications/").json()["results"]
     assert [n["template_code"] for n in mine] == ["ticket-completed", "ticket-replied"]
+
+
+def test_delivery_state_is_visible_on_the_message(api, alice, monkeypatch):
+    from notifications import services as notification_services
+
+    monkeypatch.setattr(notification_services, "_enqueue", lambda ids: None)
+    alice.email = "alice@example.test"
+    alice.save()
+    notify(alice, "a1")
+    (message,) = api.as_user(alice).get("/api/notifications/").json()["results"]
+    assert message["deliveries"] == [
+        {"channel": "email", "status": "pending", "attempts": 0,
+         "next_attempt_at": message["deliveries"][0]["next_attempt_at"], "sent_at": None,
+         "last_error": ""}
+    ]
