@@ -175,6 +175,20 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         ticket = self._ticket()
         return Response(RecordOutput(ticket.records.all(), many=True).data)
 
+    @extend_schema(request=None, responses={200: TicketOutput(many=True), **errors(401, 403)})
+    @action(
+        detail=False,
+        methods=["get"],
+        url_path="awaiting-approval",
+        filterset_fields=None,
+        filter_backends=[],
+    )
+    def awaiting_approval(self, request: Request) -> Response:
+        """Submitted tickets waiting for an approver, oldest first (approvers only)."""
+        if not access.is_approver(request.user):
+            raise Forbidden("Only approvers have an approval queue.")
+        return _approvals_page(self, request)
+
     @extend_schema(
         parameters=[PoolQuery],
         responses={200: TicketOutput(many=True), **errors(400, 401)},
@@ -185,6 +199,12 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         qs = selectors.pool_for(request.user, **query).select_related(None)
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(TicketOutput(page, many=True).data)
+
+
+def _approvals_page(view, request):
+    qs = selectors.awaiting_approval_for(request.user)
+    page = view.paginate_queryset(qs)
+    return view.get_paginated_response(TicketOutput(page, many=True).data)
 
 
 def _valid(serializer_class, data) -> dict:

@@ -7,6 +7,7 @@ app_name = "console"
 urlpatterns = [
     path("", views.pool, name="pool"),
     path("my-tickets/", views.my_tickets, name="my-tickets"),
+    path("approvals/", views.approvals, name="approvals"),
     path("submit/", views.submit, name="submit"),
     path("tickets/<int:ticket_id>/", views.ticket_detail, name="ticket"),
     path("tickets/<int:ticket_id>/accept/", views.ticket_accept, name="ticket-accept"),

@@ -2,8 +2,8 @@
 
 from django.db.models import QuerySet
 
-from .access import pool_scope, visible_tickets
-from .models import Ticket, TicketStatus
+from .access import is_approver, pool_scope, visible_tickets
+from .models import ProcessStatus, Ticket, TicketStatus
 
 MY_HANDLING_DEFAULT = (
     TicketStatus.PENDING_PROCESS,
@@ -61,3 +61,12 @@ def my_submitted_tickets(user) -> QuerySet[Ticket]:
 def ticket_for(user, ticket_id: int) -> Ticket:
     """The ticket if the user may see it; Ticket.DoesNotExist (a 404) otherwise."""
     return visible_tickets(user).select_related("handler_group").get(pk=ticket_id)
+
+
+def awaiting_approval_for(user) -> QuerySet[Ticket]:
+    """Submitted tickets waiting for an approver, oldest first; empty for non-approvers."""
+    if not is_approver(user):
+        return Ticket.objects.none()
+    return Ticket.objects.filter(process_status=ProcessStatus.APPROVING).order_by(
+        "submitted_time", "id"
+    )

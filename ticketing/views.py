@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -474,6 +475,21 @@ def my_tickets(request: HttpRequest) -> HttpResponse:
     return render_console(
         request,
         "console/my_tickets.html",
+        {"page": page, "tickets": _with_badges(page, timezone.now())},
+    )
+
+
+@login_required
+@require_GET
+def approvals(request: HttpRequest) -> HttpResponse:
+    """The approvers' queue: submitted tickets awaiting approval, oldest first."""
+    if not access.is_approver(request.user):
+        raise PermissionDenied("Only approvers have an approval queue.")
+    tickets = selectors.awaiting_approval_for(request.user).select_related(*LIST_RELATED)
+    page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render_console(
+        request,
+        "console/approvals.html",
         {"page": page, "tickets": _with_badges(page, timezone.now())},
     )
 

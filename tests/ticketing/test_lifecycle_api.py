@@ -310,3 +310,15 @@ def test_request_id_is_echoed_or_generated(api, applicant):
     assert given["X-Request-ID"] == "abc-123"
     generated = api.as_user(applicant).get("/api/tickets/pool/")
     assert len(generated["X-Request-ID"]) == 32
+
+
+def test_approvers_have_a_queue_of_submitted_tickets(api, submit, approver, applicant, client):
+    first, second = submit(title="first"), submit(title="second")
+    body = api.as_user(approver).get("/api/tickets/awaiting-approval/").json()
+    assert [t["id"] for t in body["results"]] == [first.pk, second.pk]
+    assert api.as_user(applicant).get("/api/tickets/awaiting-approval/").status_code == 403
+    client.force_login(approver)
+    page = client.get("/console/approvals/")
+    assert page.status_code == 200 and b"second" in page.content
+    client.force_login(applicant)
+    assert client.get("/console/approvals/").status_code == 403
