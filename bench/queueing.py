@@ -9,10 +9,11 @@ and jump lists, and prints both times and the ratio. Then it starts the endpoint
 loopback port (`manage.py runserver --noreload`) and prints p50/p95 of POST /api/queueing/rank/
 with 1,000 persons.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/helper_queueing_bench \\
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
     REDIS_URL=redis://127.0.0.1:6379/7 .venv/bin/python bench/queueing.py
 
-The database is created if missing and migrated (a user and a token for the bench are added).
+It uses its own database, ticketdesk_bench, on the server of DATABASE_URL (created if missing,
+migrated; a user and a token for the bench are added).
 Redis keys live under a prefix of this run's own and are deleted at the end.
 """
 
@@ -196,35 +197,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def ensure_database() -> None:
-    """Creates the database of DATABASE_URL if it does not exist."""
-    import psycopg
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    try:
-        psycopg.connect(
-            dbname=db["NAME"],
-            user=db["USER"],
-            host=db["HOST"],
-            port=db["PORT"] or 5432,
-            password=db["PASSWORD"] or None,
-            connect_timeout=5,
-        ).close()
-    except psycopg.OperationalError as exc:
-        if "does not exist" not in str(exc):
-            raise
-        with psycopg.connect(
-            dbname="postgres",
-            user=db["USER"],
-            host=db["HOST"],
-            port=db["PORT"] or 5432,
-            password=db["PASSWORD"] or None,
-            autocommit=True,
-        ) as conn:
-            conn.execute(f'CREATE DATABASE "{db["NAME"]}"')
-
-
 def bench_token() -> str:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Permission
@@ -297,7 +269,6 @@ def bench_service(client, sizes: list[int]) -> None:
 def bench_http(client, size: int, requests: int, warmup: int) -> None:
     from django.conf import settings
 
-    ensure_database()
     token = bench_token()
     persons, rr_values, jump_lists = make_queue(size, SEED + 7)
     body = json.dumps({"queue": persons}).encode()
@@ -368,9 +339,9 @@ def main() -> None:
     parser.add_argument("--skip-http", action="store_true")
     args = parser.parse_args()
 
-    import django
+    from bench.common import setup_django
 
-    django.setup()
+    setup_django()  # its own database, ticketdesk_bench, on the server of DATABASE_URL
     import redis
     from django.conf import settings
 
