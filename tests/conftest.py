@@ -2,6 +2,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.factories import ApproverFactory, StaffFactory, UserFactory
+from ticketing import services as ticket_services
 
 
 @pytest.fixture
@@ -33,6 +34,24 @@ def approver(db):
 @pytest.fixture
 def staff(db):
     return StaffFactory(username="staff")
+
+
+@pytest.fixture
+def submit(applicant):
+    def _submit(**kwargs):
+        kwargs.setdefault("title", "Printer on fire")
+        kwargs.setdefault("content", "It is on fire.")
+        kwargs.setdefault("priority", 3)
+        return ticket_services.ticket_submit(creator=kwargs.pop("creator", applicant), **kwargs)
+
+    return _submit
+
+
+@pytest.fixture
+def pooled(submit, group, approver):
+    """A ticket approved into the manual group's pool (ticket_status 1)."""
+    ticket = submit(handler_group_id=group.pk)
+    return ticket_services.ticket_approve(ticket_id=ticket.pk, approver=approver)
 
 
 # Rows that data migrations install (templates, periodic tasks, the SLA catch-all rule). A

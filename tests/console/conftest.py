@@ -1,7 +1,6 @@
 import pytest
 
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing import services
 
 
 @pytest.fixture
@@ -26,24 +25,6 @@ def outsider(db):
     user = UserFactory(username="outsider")
     HandlerGroupFactory(name="facilities", members=[user], assign_strategy=0)
     return user
-
-
-@pytest.fixture
-def submit(applicant):
-    def _submit(**kwargs):
-        kwargs.setdefault("title", "Printer on fire")
-        kwargs.setdefault("content", "It is on fire.")
-        kwargs.setdefault("priority", 3)
-        return services.ticket_submit(creator=kwargs.pop("creator", applicant), **kwargs)
-
-    return _submit
-
-
-@pytest.fixture
-def pooled(submit, group, approver):
-    """A ticket approved into the manual group's pool (ticket_status 1)."""
-    ticket = submit(handler_group_id=group.pk)
-    return services.ticket_approve(ticket_id=ticket.pk, approver=approver)
 
 
 @pytest.fixture

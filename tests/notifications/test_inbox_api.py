@@ -99,7 +99,12 @@ def test_delivery_state_is_visible_on_the_message(api, alice, monkeypatch):
     notify(alice, "a1")
     (message,) = api.as_user(alice).get("/api/notifications/").json()["results"]
     assert message["deliveries"] == [
-        {"channel": "email", "status": "pending", "attempts": 0,
-         "next_attempt_at": message["deliveries"][0]["next_attempt_at"], "sent_at": None,
-         "last_error": ""}
+        {
+            "channel": "email",
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": message["deliveries"][0]["next_attempt_at"],
+            "sent_at": None,
+            "last_error": "",
+        }
     ]
