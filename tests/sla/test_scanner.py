@@ -178,12 +178,13 @@ def test_the_beat_schedule_is_installed():
     assert task.enabled and task.interval.every == 1 and task.interval.period == "minutes"
 
 
-def _database_url(settings_dict) -> str:
-    user, host, port = settings_dict["USER"], settings_dict["HOST"], settings_dict["PORT"]
-    password = f":{settings_dict['PASSWORD']}" if settings_dict["PASSWORD"] else ""
-    if host.startswith("/"):  # a unix socket (the embedded server)
-        return f"postgres://{user}{password}@/{settings_dict['NAME']}?host={host}&port={port}"
-    return f"postgres://{user}{password}@{host}:{port or 5432}/{settings_dict['NAME']}"
+def _test_database_url(test_database: str) -> str:
+    """DATABASE_URL with the test database's name: same server, same options (a socket
+    directory for the embedded server travels in the query string)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(parts._replace(path=f"/{test_database}"))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -199,7 +200,7 @@ def test_two_scans_in_parallel_processes_notify_each_event_once(approved, rule):
     tickets = [approved() for _ in range(100)]
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(connection.settings_dict),
+        "DATABASE_URL": _test_database_url(connection.settings_dict["NAME"]),
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
     }
     command = [
