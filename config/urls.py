@@ -37,3 +37,6 @@ urlpatterns = [
     path("", RedirectView.as_view(url="/console/", permanent=False)),
     path("api/", include(router.urls)),
 ]
+
+handler404 = "config.views.not_found"
+handler500 = "config.views.server_error"

@@ -47,6 +47,7 @@ class HandlerGroupViewSet(
 
     queryset = HandlerGroup.objects.all().order_by("id")
     serializer_class = HandlerGroupSerializer
+    lookup_value_regex = r"\d+"  # a non-numeric id is no route (404), never a 500
     permission_classes = [permissions.IsAuthenticated, IsStaffOrReadOnly]
 
     def create(self, request, *args, **kwargs):

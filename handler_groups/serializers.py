@@ -66,6 +66,11 @@ class MetricsQuery(serializers.Serializer):
     group = serializers.IntegerField(min_value=1)
     date = serializers.DateField(required=False)
 
+    def validate_date(self, value):
+        if value.year < 2000 or value.year > 9000:
+            raise serializers.ValidationError("Out of range.")
+        return value
+
 
 class AgentMetrics(serializers.Serializer):
     user_id = serializers.IntegerField()

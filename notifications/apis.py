@@ -16,6 +16,7 @@ class NotificationViewSet(viewsets.GenericViewSet):
     is filtered by recipient = caller, and another user's message is a 404."""
 
     serializer_class = NotificationOutput
+    lookup_value_regex = r"\d+"  # a non-numeric id is no route (404), never a 500
     queryset = Notification.objects.none()  # for the schema; requests use get_queryset
 
     def get_queryset(self):

@@ -44,3 +44,22 @@ def test_seed_demo_is_idempotent(capsys):
     assert rr.leader and ll.leader
     assert get_user_model().objects.get(username="approver").has_perm("ticketing.approve_ticket")
     assert get_user_model().objects.filter(username__startswith="applicant").count() == 2
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/tickets/abc/", "/api/tickets/1e3/", "/api/tickets/abc/approve/",
+     "/api/notifications/x/read/", "/api/handler-groups/x/", "/api/nope/"],
+)
+def test_non_numeric_ids_and_unknown_api_paths_are_json_404s(api, applicant, path):
+    client = api.as_user(applicant)
+    response = client.post(path) if path.endswith(("approve/", "read/")) else client.get(path)
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+
+
+def test_bad_page_numbers_are_400(api, applicant):
+    response = api.as_user(applicant).get("/api/tickets/?page=abc")
+    assert response.status_code == 400
+    assert "page" in response.json()["errors"]
+    assert api.as_user(applicant).get("/api/tickets/?page=99").status_code == 404

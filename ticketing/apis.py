@@ -28,6 +28,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """Tickets the caller may see. Commands are POST actions; each calls one service."""
 
     serializer_class = TicketOutput
+    lookup_value_regex = r"\d+"  # a non-numeric id is no route (404), never a 500
     filterset_fields = ["priority", "category", "ticket_status", "process_status", "handler_group"]
 
     def get_queryset(self) -> QuerySet[Ticket]:

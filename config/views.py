@@ -1,0 +1,20 @@
+"""Site-wide error views: the API answers in its one JSON error shape, pages in HTML."""
+
+from django.http import JsonResponse
+from django.views.defaults import page_not_found
+from django.views.defaults import server_error as html_server_error
+
+
+def not_found(request, exception=None):
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "not_found", "detail": "No such resource."}, status=404)
+    return page_not_found(request, exception)
+
+
+def server_error(request):
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {"code": "internal", "detail": "Something went wrong on our side; it is logged."},
+            status=500,
+        )
+    return html_server_error(request)
