@@ -231,8 +231,10 @@ def simulate(strategy: str, seed: int, wrap_up: float = 0.0) -> tuple[list[int],
 
 
 def bench_fairness(seeds: int) -> None:
-    print(f"fairness: seeded day of arrivals, 4 agents of different speeds, {seeds} seeds "
-          "(medians over seeds):")
+    print(
+        f"fairness: seeded day of arrivals, 4 agents of different speeds, {seeds} seeds "
+        "(medians over seeds):"
+    )
     for label, strategy, wrap in (
         ("round robin (blind)", "round robin", 0.0),
         ("longest idle, no wrap-up", "longest idle", 0.0),

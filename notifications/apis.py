@@ -34,10 +34,15 @@ class NotificationViewSet(viewsets.GenericViewSet):
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(NotificationOutput(page, many=True).data)
 
+    @extend_schema(responses={200: NotificationOutput, **errors(401, 404)})
+    def retrieve(self, request, pk=None):
+        return Response(NotificationOutput(self.get_queryset().get(pk=int(pk))).data)
+
     @extend_schema(responses={200: UnreadCountOutput, **errors(401)})
     @action(detail=False, methods=["get"], url_path="unread-count")
     def unread_count(self, request):
-        return Response({"unread": selectors.unread_count(request.user)})
+        unread = selectors.unread_count(request.user)
+        return Response({"unread": unread, "count": unread})
 
     @extend_schema(request=None, responses={200: NotificationOutput, **errors(401, 404)})
     @action(detail=True, methods=["post"])

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
-class TemplateError(Exception):
+class TemplateError(ValueError):
     """Unknown template or missing parameters: the sender sees it; nothing is written."""
 
 

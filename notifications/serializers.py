@@ -38,6 +38,7 @@ class InboxQuery(serializers.Serializer):
 
 class UnreadCountOutput(serializers.Serializer):
     unread = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="The same number, for clients that say count.")
 
 
 class ReadAllOutput(serializers.Serializer):

@@ -7,7 +7,7 @@ from django.utils import timezone
 from .calendars import business_calendar
 from .clock import add_business_time
 from .deadlines import hours_to_timedelta
-from .models import Calendar, Holiday, SlaRule, WorkingWindow
+from .models import Calendar, ClockSegment, Holiday, SlaOutcome, SlaRule, WorkingWindow
 from .selectors import match_rule
 from .services import sla_recompute
 
@@ -158,3 +158,38 @@ class SlaRuleAdmin(admin.ModelAdmin):
             f"Dry run over {result.examined} open tickets: {result.moved} would move, "
             f"{result.newly_breached} would newly breach. Nothing was written.",
         )
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(SlaOutcome)
+class SlaOutcomeAdmin(ReadOnlyAdmin):
+    list_display = [
+        "ticket",
+        "rule",
+        "response_minutes",
+        "response_met",
+        "resolve_minutes",
+        "resolve_met",
+        "completed_time",
+    ]
+    list_filter = ["response_met", "resolve_met", "rule"]
+    search_fields = ["ticket__bill_code"]
+    list_select_related = ["ticket", "rule"]
+
+
+@admin.register(ClockSegment)
+class ClockSegmentAdmin(ReadOnlyAdmin):
+    list_display = ["ticket", "clock", "kind", "at", "actor"]
+    list_filter = ["clock", "kind"]
+    search_fields = ["ticket__bill_code"]
+    list_select_related = ["ticket", "actor"]

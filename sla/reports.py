@@ -58,14 +58,15 @@ def sla_report(
     return [
         {
             group_by: row["key"],
-            "tickets": row["tickets"],
+            "key": row["key"],
+            "count": row["tickets"],
             "response_breaches": row["response_breaches"],
             "response_breach_rate": _rate(row["response_breaches"], row["response_measured"]),
             "resolve_breaches": row["resolve_breaches"],
             "resolve_breach_rate": _rate(row["resolve_breaches"], row["resolve_measured"]),
-            "response_minutes_p50": _round(row["response_p50"]),
+            "response_minutes_median": _round(row["response_p50"]),
             "response_minutes_p90": _round(row["response_p90"]),
-            "resolve_minutes_p50": _round(row["resolve_p50"]),
+            "resolve_minutes_median": _round(row["resolve_p50"]),
             "resolve_minutes_p90": _round(row["resolve_p90"]),
         }
         for row in rows

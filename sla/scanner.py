@@ -22,6 +22,9 @@ from ticketing.models import TicketRecord
 logger = logging.getLogger(__name__)
 
 EVENTS = Counter("sla_events_total", "SLA warnings and timeouts claimed", ["clock", "event"])
+SILENT = Counter(
+    "sla_events_unaddressed_total", "SLA events with no handler, leader or approver to tell"
+)
 
 # (clock, event) → the claim's SET and WHERE. {warn} is the ticket rule's warn_before_minutes.
 _OPEN = "t.process_status = 2 AND t.ticket_status IN (1, 2, 3)"
@@ -32,13 +35,13 @@ _WARN = (
 CLAIMS = {
     ("response", "timeout"): (
         "response_timeout = true",
-        f"""{_OPEN} AND t.accepted_time IS NULL AND t.response_timeout = false
+        f"""{_OPEN} AND t.responded_time IS NULL AND t.response_timeout = false
             AND t.response_deadline <= %(now)s""",
         "response_deadline",
     ),
     ("response", "warn"): (
         "response_warned = true",
-        f"""{_OPEN} AND t.accepted_time IS NULL AND t.response_timeout = false
+        f"""{_OPEN} AND t.responded_time IS NULL AND t.response_timeout = false
             AND t.response_warned = false
             AND t.response_deadline > %(now)s AND t.response_deadline <= %(horizon)s
             AND t.response_deadline - {_WARN} <= %(now)s""",
@@ -121,6 +124,9 @@ def _write_events(clock: str, event: str, tickets: list[dict], now: datetime) ->
         if not recipients:
             if approvers is None:
                 approvers = _approver_ids()
+                if not approvers:
+                    SILENT.inc()
+                    logger.error("SLA event with nobody to tell", extra={"ticket_id": ticket["id"]})
             recipients = approvers
         messages.append(
             Message(
@@ -156,6 +162,7 @@ def _approver_ids() -> list[int]:
             Q(user_permissions__codename="approve_ticket")
             | Q(groups__permissions__codename="approve_ticket")
             | Q(is_superuser=True)
+            | Q(is_staff=True)  # staff approve too (ticketing.access.is_approver)
         )
         .distinct()
         .values_list("pk", flat=True)

@@ -24,7 +24,7 @@ def match_rule(*, priority: int, category: str) -> SlaRule | None:
 
 def sla_badge(ticket: Ticket, now: datetime) -> dict:
     """What the console shows for the ticket's running clock: the response clock until the
-    ticket is accepted, then the resolve clock. state: ok | warning | breached | paused |
+    ticket is first accepted, then the resolve clock. state: ok | warning | breached | paused |
     none."""
     none = {"state": "none", "clock": None, "deadline": None, "seconds_left": None}
     if ticket.process_status != ProcessStatus.APPROVED or ticket.ticket_status not in OPEN_STATUSES:
@@ -32,7 +32,7 @@ def sla_badge(ticket: Ticket, now: datetime) -> dict:
     warn = timedelta(
         minutes=ticket.sla_rule.warn_before_minutes if ticket.sla_rule_id else DEFAULT_WARN_MINUTES
     )
-    if ticket.accepted_time is None and ticket.response_deadline is not None:
+    if ticket.responded_time is None and ticket.response_deadline is not None:
         clock, deadline, breached = "response", ticket.response_deadline, ticket.response_timeout
     elif ticket.resolve_deadline is not None:
         clock, deadline, breached = "resolve", ticket.resolve_deadline, ticket.resolve_timeout

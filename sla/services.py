@@ -126,41 +126,46 @@ def sla_resume(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
 
 
 def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
-    """On completion: the SLA outcome is final. Business minutes to response (acceptance) and
-    to resolution (pauses excluded), and met/breached per clock."""
+    """On completion: the SLA outcome is final. Business minutes to the first response
+    (acceptance) and to resolution (pauses excluded), and met/breached per clock. A ticket
+    completed while waiting on the applicant stops its pause at completion."""
     if ticket.sla_paused:
         Ticket.objects.filter(pk=ticket.pk).update(sla_paused=False, sla_paused_at=None)
+        ticket.sla_paused, ticket.sla_paused_at = False, None
         ClockSegment.objects.create(
             ticket_id=ticket.pk, clock=Clock.RESOLVE, kind=SegmentKind.STOP, at=now
         )
     rule = ticket.sla_rule
     calendar = business_calendar(rule.calendar if rule else None)
     start = ticket.submitted_time
-    response_minutes = resolve_minutes = None
-    if ticket.accepted_time:
-        response_minutes = _minutes(
-            running_time(start=start, end=ticket.accepted_time, pauses=[], calendar=calendar)
-        )
+    responded = ticket.responded_time or ticket.accepted_time
+    response_ran = (
+        running_time(start=start, end=responded, pauses=[], calendar=calendar)
+        if responded
+        else None
+    )
     resolved = ticket.completed_time or now
-    resolve_minutes = _minutes(
-        running_time(start=start, end=resolved, pauses=_pauses(ticket.pk), calendar=calendar)
+    resolve_ran = running_time(
+        start=start, end=resolved, pauses=_pauses(ticket.pk), calendar=calendar
     )
     response_met = None
     if ticket.response_deadline is not None:
         response_met = (
             not ticket.response_timeout
-            and ticket.accepted_time is not None
-            and ticket.accepted_time <= ticket.response_deadline
+            and responded is not None
+            and responded <= ticket.response_deadline
         )
     resolve_met = None
-    if ticket.resolve_deadline is not None:
-        resolve_met = not ticket.resolve_timeout and resolved <= ticket.resolve_deadline
+    resolve_budget = hours_to_timedelta(rule.resolve_hours) if rule else None
+    if resolve_budget is not None:
+        # Compared on the clock itself, so a pause still open at completion counts as stopped.
+        resolve_met = not ticket.resolve_timeout and resolve_ran <= resolve_budget
     outcome, _ = SlaOutcome.objects.update_or_create(
         ticket=ticket,
         defaults={
             "rule": rule,
-            "response_minutes": response_minutes,
-            "resolve_minutes": resolve_minutes,
+            "response_minutes": _minutes(response_ran) if response_ran is not None else None,
+            "resolve_minutes": _minutes(resolve_ran),
             "response_met": response_met,
             "resolve_met": resolve_met,
             "completed_time": resolved,
@@ -232,7 +237,7 @@ def sla_recompute(*, dry_run: bool = False, now: datetime | None = None) -> Reco
 
 def _newly_breached(ticket: Ticket, response, resolve, now: datetime) -> bool:
     response_now = (
-        ticket.accepted_time is None
+        ticket.responded_time is None
         and not ticket.response_timeout
         and response is not None
         and response <= now

@@ -48,8 +48,14 @@ def test_seed_demo_is_idempotent(capsys):
 
 @pytest.mark.parametrize(
     "path",
-    ["/api/tickets/abc/", "/api/tickets/1e3/", "/api/tickets/abc/approve/",
-     "/api/notifications/x/read/", "/api/handler-groups/x/", "/api/nope/"],
+    [
+        "/api/tickets/abc/",
+        "/api/tickets/1e3/",
+        "/api/tickets/abc/approve/",
+        "/api/notifications/x/read/",
+        "/api/handler-groups/x/",
+        "/api/nope/",
+    ],
 )
 def test_non_numeric_ids_and_unknown_api_paths_are_json_404s(api, applicant, path):
     client = api.as_user(applicant)

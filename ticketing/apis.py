@@ -32,7 +32,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     filterset_fields = ["priority", "category", "ticket_status", "process_status", "handler_group"]
 
     def get_queryset(self) -> QuerySet[Ticket]:
-        return access.visible_tickets(self.request.user).order_by("-id")
+        return (
+            access.visible_tickets(self.request.user).select_related("sla_outcome").order_by("-id")
+        )
 
     def _ticket(self) -> Ticket:
         """The ticket in the URL if the caller may see it, else 404."""
@@ -197,7 +199,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=False, methods=["get"], filterset_fields=None, filter_backends=[])
     def pool(self, request: Request) -> Response:
         query = _valid(PoolQuery, request.query_params)
-        qs = selectors.pool_for(request.user, **query).select_related(None)
+        qs = selectors.pool_for(request.user, **query).select_related("sla_outcome")
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(TicketOutput(page, many=True).data)
 

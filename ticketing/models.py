@@ -74,6 +74,9 @@ class Ticket(models.Model):
     approved_time = models.DateTimeField(null=True, blank=True)
     assigned_time = models.DateTimeField(null=True, blank=True)
     accepted_time = models.DateTimeField(null=True, blank=True)
+    # The first acceptance: it answers the response clock, and a later transfer (which clears
+    # accepted_time for the new handler) does not restart it.
+    responded_time = models.DateTimeField(null=True, blank=True)
     completed_time = models.DateTimeField(null=True, blank=True)
     closed_time = models.DateTimeField(null=True, blank=True)
     response_deadline = models.DateTimeField(null=True, blank=True)
@@ -111,7 +114,7 @@ class Ticket(models.Model):
             models.Index(
                 fields=["response_deadline"],
                 name="ticket_sla_response_idx",
-                condition=models.Q(response_timeout=False, accepted_time__isnull=True),
+                condition=models.Q(response_timeout=False, responded_time__isnull=True),
             ),
             # The SLA scan's resolve clock, restricted to clocks still running.
             models.Index(

@@ -1,3 +1,5 @@
+from django.core.exceptions import ObjectDoesNotExist
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .models import Priority, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
@@ -13,6 +15,16 @@ class TicketSubmitInput(serializers.Serializer):
     handler_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
 
 
+class SlaOutcomeOutput(serializers.Serializer):
+    """The final SLA result, once the ticket is completed (business minutes)."""
+
+    response_minutes = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    resolve_minutes = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    response_met = serializers.BooleanField(allow_null=True)
+    resolve_met = serializers.BooleanField(allow_null=True)
+    completed_time = serializers.DateTimeField()
+
+
 class TicketOutput(serializers.ModelSerializer):
     priority_label = serializers.CharField(source="get_priority_display", read_only=True)
     process_status_label = serializers.CharField(
@@ -23,6 +35,7 @@ class TicketOutput(serializers.ModelSerializer):
     handler_id = serializers.IntegerField(read_only=True, allow_null=True)
     handler_group_id = serializers.IntegerField(read_only=True, allow_null=True)
     sla_rule_id = serializers.IntegerField(read_only=True, allow_null=True)
+    sla_outcome = serializers.SerializerMethodField()
 
     class Meta:
         model = Ticket
@@ -57,8 +70,18 @@ class TicketOutput(serializers.ModelSerializer):
             "resolve_warned",
             "sla_paused",
             "sla_paused_at",
+            "responded_time",
+            "sla_outcome",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(SlaOutcomeOutput(allow_null=True))
+    def get_sla_outcome(self, ticket: Ticket) -> dict | None:
+        try:
+            outcome = ticket.sla_outcome
+        except ObjectDoesNotExist:
+            return None
+        return SlaOutcomeOutput(outcome).data
 
 
 class RejectInput(serializers.Serializer):

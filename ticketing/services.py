@@ -325,6 +325,18 @@ def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ti
                 condition=Q(ticket_status=TicketStatus.PENDING_ASSIGN)
                 | Q(ticket_status=TicketStatus.PENDING_PROCESS, handler_id=handler.pk),
             )
+            taken_from_pool = ticket.assigned_time is None
+            extra = {}
+            if ticket.responded_time is None:
+                extra["responded_time"] = now
+            if taken_from_pool:
+                extra["assigned_time"] = now
+            if extra:
+                Ticket.objects.filter(pk=ticket.pk).update(**extra)
+                for field, value in extra.items():
+                    setattr(ticket, field, value)
+            if taken_from_pool:
+                notify.assigned(ticket)  # the handler's inbox confirms what they took
             if ticket.handler_group_id:
                 # An answered offer: the agent is routable again in this group.
                 routing.offer_answered(

@@ -17,7 +17,7 @@ TEMPLATES = [
         "ticket-assigned",
         "Ticket assigned",
         "Ticket {{billCode}} assigned to you",
-        "Ticket {{billCode}} ({{title}}) of {{group}} has been assigned to you. Please accept it.",
+        "Ticket {{billCode}} ({{title}}) of {{group}} is assigned to you.",
         ["in_app", "email"],
     ),
     (

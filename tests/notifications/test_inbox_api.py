@@ -39,23 +39,33 @@ def test_unread_count_read_and_read_all(api, alice):
     n1 = notify(alice, "a1")
     notify(alice, "a2")
     client = api.as_user(alice)
-    assert client.get("/api/notifications/unread-count/").json() == {"unread": 2}
+    assert client.get("/api/notifications/unread-count/").json()["unread"] == 2
     read = client.post(f"/api/notifications/{n1.pk}/read/")
     assert read.status_code == 200 and read.json()["is_read"] is True
-    assert client.get("/api/notifications/unread-count/").json() == {"unread": 1}
+    assert client.get("/api/notifications/unread-count/").json()["unread"] == 1
     assert client.post("/api/notifications/read-all/").json() == {"marked": 1}
-    assert client.get("/api/notifications/unread-count/").json() == {"unread": 0}
+    assert client.get("/api/notifications/unread-count/").json()["unread"] == 0
+
+
+def test_unread_count_body(api, alice):
+    notify(alice, "a1")
+    assert api.as_user(alice).get("/api/notifications/unread-count/").json() == {
+        "unread": 1,
+        "count": 1,
+    }
 
 
 def test_nobody_sees_or_marks_another_users_messages(api, alice, bob):
     theirs = notify(bob, "b1")
     client = api.as_user(alice)
+    assert client.get(f"/api/notifications/{theirs.pk}/").status_code == 404
     assert client.get("/api/notifications/").json()["results"] == []
     assert client.post(f"/api/notifications/{theirs.pk}/read/").status_code == 404
     assert client.post("/api/notifications/read-all/").json() == {"marked": 0}
     theirs.refresh_from_db()
     assert theirs.read_at is None
-    assert api.as_user(bob).get("/api/notifications/unread-count/").json() == {"unread": 1}
+    assert api.as_user(bob).get("/api/notifications/unread-count/").json()["unread"] == 1
+    assert api.as_user(bob).get(f"/api/notifications/{theirs.pk}/").json()["id"] == theirs.pk
 
 
 def test_inbox_needs_authentication(api):
@@ -108,3 +118,22 @@ def test_delivery_state_is_visible_on_the_message(api, alice, monkeypatch):
             "last_error": "",
         }
     ]
+
+
+def test_taking_a_ticket_from_the_pool_lands_in_the_takers_inbox(api, applicant, approver):
+    from tests.factories import HandlerGroupFactory
+    from ticketing import services
+
+    handler = UserFactory(username="grabber")
+    group = HandlerGroupFactory(members=[handler], assign_strategy=0)
+    ticket = services.ticket_submit(
+        creator=applicant, title="Pool", content="c", priority=2, handler_group_id=group.pk
+    )
+    services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    client = api.as_user(handler)
+    assert client.get("/api/notifications/unread-count/").json()["unread"] == 0
+    assert client.post(f"/api/tickets/{ticket.pk}/accept/").status_code == 200
+    assert client.get("/api/notifications/unread-count/").json()["unread"] == 1
+    (message,) = client.get("/api/notifications/").json()["results"]
+    assert message["template_code"] == "ticket-assigned"
+    assert message["ticket_id"] == ticket.pk

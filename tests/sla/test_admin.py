@@ -25,10 +25,18 @@ def test_rule_list_has_editable_sort_and_the_test_link(operator):
 
 
 def test_test_this_rule_shows_the_matching_rule_and_deadlines(operator):
-    SlaRule.objects.create(name="urgent network", priority=4, category="network",
-                           response_hours=1, resolve_hours=4, sort=5)
-    page = operator.get("/admin/sla/slarule/test/",
-                        {"priority": 4, "category": "network", "submitted": "2026-03-02 09:00"})
+    SlaRule.objects.create(
+        name="urgent network",
+        priority=4,
+        category="network",
+        response_hours=1,
+        resolve_hours=4,
+        sort=5,
+    )
+    page = operator.get(
+        "/admin/sla/slarule/test/",
+        {"priority": 4, "category": "network", "submitted": "2026-03-02 09:00"},
+    )
     assert page.status_code == 200
     assert b"urgent network" in page.content
     fallback = operator.get("/admin/sla/slarule/test/", {"priority": 1})
@@ -46,8 +54,9 @@ def test_recompute_dry_run_admin_action(operator):
 
 
 def test_holidays_import_for_a_country_and_year():
-    calendar = Calendar.objects.create(name="Berlin", timezone="Europe/Berlin",
-                                       holiday_country="DE")
+    calendar = Calendar.objects.create(
+        name="Berlin", timezone="Europe/Berlin", holiday_country="DE"
+    )
     added = import_holidays(calendar=calendar, country="DE", year=2026)
     assert added >= 9
     assert Holiday.objects.filter(calendar=calendar, date="2026-12-25").exists()
@@ -57,8 +66,9 @@ def test_holidays_import_for_a_country_and_year():
 
 
 def test_calendar_admin_import_action(operator):
-    calendar = Calendar.objects.create(name="Berlin", timezone="Europe/Berlin",
-                                       holiday_country="DE")
+    calendar = Calendar.objects.create(
+        name="Berlin", timezone="Europe/Berlin", holiday_country="DE"
+    )
     response = operator.post(
         "/admin/sla/calendar/",
         {"action": "import_holidays_next_year", "_selected_action": [calendar.pk]},

@@ -82,7 +82,10 @@ def test_pause_api(api, approved, people, rule):
     assert applicant.post(f"/api/tickets/{ticket.pk}/pause/").status_code == 403
 
 
-def test_completion_records_the_final_outcome(approved, people, rule):
+def test_completion_records_the_final_outcome(api, approved, people, rule):
+    def services_api_detail(ticket):
+        return api.as_user(people["applicant"]).get(f"/api/tickets/{ticket.pk}/").json()
+
     ticket = approved()
     handler = people["handler"]
     services.ticket_accept(ticket_id=ticket.pk, handler=handler, now=T0 + timedelta(minutes=30))
@@ -93,6 +96,8 @@ def test_completion_records_the_final_outcome(approved, people, rule):
     assert outcome.response_minutes == 30
     assert outcome.resolve_minutes == 120  # 3 h elapsed − 1 h paused
     assert outcome.response_met is True and outcome.resolve_met is True
+    api_body = services_api_detail(ticket)
+    assert api_body["sla_outcome"]["resolve_minutes"] == "120.00"
 
 
 def test_late_completion_is_a_breach(approved, people, rule):
@@ -103,3 +108,37 @@ def test_late_completion_is_a_breach(approved, people, rule):
     ticket.refresh_from_db()
     assert ticket.sla_outcome.response_met is False
     assert ticket.sla_outcome.resolve_met is False
+
+
+def test_completing_while_paused_stops_the_clock_at_completion(approved, people, rule):
+    ticket = approved()
+    handler = people["handler"]
+    services.ticket_accept(ticket_id=ticket.pk, handler=handler, now=T0 + timedelta(minutes=5))
+    sla_pause(ticket_id=ticket.pk, user=handler, now=T0 + timedelta(hours=1))
+    done = services.ticket_complete(
+        ticket_id=ticket.pk, handler=handler, now=T0 + timedelta(hours=10)
+    )
+    assert done.sla_paused is False
+    outcome = done.sla_outcome
+    assert outcome.resolve_minutes == 60
+    assert outcome.resolve_met is True
+
+
+def test_a_transfer_does_not_restart_the_response_clock(approved, people, rule, staff):
+    from sla.scanner import sla_scan
+    from tests.factories import UserFactory
+
+    ticket = approved()
+    handler = people["handler"]
+    services.ticket_accept(ticket_id=ticket.pk, handler=handler, now=T0 + timedelta(minutes=10))
+    other = UserFactory(username="other")
+    group = people["group"]
+    group.member_ids = [handler.pk, other.pk]
+    group.save()
+    services.ticket_transfer(
+        ticket_id=ticket.pk, user=staff, handler_id=other.pk, now=T0 + timedelta(minutes=90)
+    )
+    result = sla_scan(now=T0 + timedelta(minutes=91))
+    assert result.counts["response_timeout"] == 0
+    ticket.refresh_from_db()
+    assert ticket.responded_time == T0 + timedelta(minutes=10)
