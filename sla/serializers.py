@@ -1,5 +1,5 @@
 import re
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 
 from django.utils import timezone
 from rest_framework import serializers
@@ -22,7 +22,7 @@ class DayOrDateTimeField(serializers.DateTimeField):
     def to_internal_value(self, value):
         if isinstance(value, str) and _DATE_ONLY.match(value.strip()):
             try:
-                day = datetime.strptime(value.strip(), "%Y-%m-%d").date()
+                day = date.fromisoformat(value.strip())
             except ValueError:
                 self.fail("invalid", format="YYYY-MM-DD or ISO-8601")
             moment = timezone.make_aware(datetime.combine(day, time.min))

@@ -91,8 +91,9 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     expect(page).to_have_url(re.compile(r"view=my_handling"))
     expect(vpn_row).to_be_visible()
     expect(vpn_row).to_contain_text("processing")
+    # Taking it from the pool put its assignment notice in the inbox: the badge says so.
     badge = page.locator("#unread-badge")
-    expect(badge).to_have_text("0")
+    expect(badge).to_have_text("1")
     page.screenshot(path=screenshots_dir / "03-pool-my-handling.png", full_page=True)
 
     # A ticket is approved into the round-robin group: assigned to the handler, who is told.
@@ -101,7 +102,7 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     outage = submit_ticket(applicant, people["network"], "Wi-Fi outage in building B", 4)
     services.ticket_approve(ticket_id=outage.pk, approver=approver)
     assert Ticket.objects.get(pk=outage.pk).handler_id == handler.pk
-    expect(badge).to_have_text("1")
+    expect(badge).to_have_text("2")
     expect(badge).to_have_class(re.compile(r"\bbadge-unread\b"))
     assert page.evaluate("() => window.journeyMarker") == "still here"
 
@@ -130,6 +131,10 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     expect(message).to_have_class(re.compile(r"\bis-unread\b"))
     page.screenshot(path=screenshots_dir / "05-inbox.png", full_page=True)
     message.get_by_role("button", name=re.compile(r"^Mark .* read$")).click()
+    expect(badge).to_have_text("1")
+    taken = page.locator(".notification", has_text=vpn.bill_code)
+    expect(taken).to_contain_text("assigned to you")
+    taken.get_by_role("button", name=re.compile(r"^Mark .* read$")).click()
     expect(badge).to_have_text("0")
     expect(page.locator(".notification", has_text=outage.bill_code)).to_have_class(
         re.compile(r"\bis-read\b")
