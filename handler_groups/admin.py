@@ -3,8 +3,8 @@ from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 
-from .models import HandlerGroup
-from .services import handler_group_save
+from .models import HandlerGroup, MemberCapacity
+from .services import ROUTING_FIELDS, handler_group_save
 
 
 class HandlerGroupForm(forms.ModelForm):
@@ -18,12 +18,32 @@ class HandlerGroupForm(forms.ModelForm):
 
     class Meta:
         model = HandlerGroup
-        fields = ["name", "leader", "members", "assign_strategy", "status"]
+        fields = [
+            "name",
+            "leader",
+            "members",
+            "assign_strategy",
+            "status",
+            "requires_presence",
+            "max_active",
+            "daily_cap",
+            "wrap_up_seconds",
+            "warmup_seconds",
+            "offer_timeout_seconds",
+            "overflow_group",
+            "overflow_after_seconds",
+        ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.fields["members"].initial = self.instance.member_ids
+
+
+class MemberCapacityInline(admin.TabularInline):
+    model = MemberCapacity
+    extra = 0
+    verbose_name_plural = "per-member max_active (overrides the group's)"
 
 
 @admin.register(HandlerGroup)
@@ -33,6 +53,37 @@ class HandlerGroupAdmin(admin.ModelAdmin):
     list_filter = ["status", "assign_strategy"]
     search_fields = ["name", "leader__username"]
     readonly_fields = ["last_assign_index"]
+    inlines = [MemberCapacityInline]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "name",
+                    "leader",
+                    "members",
+                    "assign_strategy",
+                    "status",
+                    "last_assign_index",
+                ]
+            },
+        ),
+        (
+            "Routing",
+            {
+                "fields": [
+                    "requires_presence",
+                    "max_active",
+                    "daily_cap",
+                    "wrap_up_seconds",
+                    "warmup_seconds",
+                    "offer_timeout_seconds",
+                    "overflow_group",
+                    "overflow_after_seconds",
+                ]
+            },
+        ),
+    ]
 
     @admin.display(description="members")
     def member_count(self, group: HandlerGroup) -> int:
@@ -40,13 +91,25 @@ class HandlerGroupAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
+        selected = [user.pk for user in data["members"]]
+        # Keep the stored order (round robin walks it); newcomers go to the end.
+        current = HandlerGroup.objects.get(pk=obj.pk).member_ids if change else []
+        member_ids = [m for m in current if m in selected] + [
+            m for m in selected if m not in current
+        ]
         saved = handler_group_save(
             group=obj if change else None,
             name=data["name"],
-            member_ids=[user.pk for user in data["members"]],
+            member_ids=member_ids,
             assign_strategy=data["assign_strategy"],
             status=data["status"],
             leader_id=data["leader"].pk if data["leader"] else None,
+            **{
+                field: (data["overflow_group"].pk if data["overflow_group"] else None)
+                if field == "overflow_group_id"
+                else data[field]
+                for field in ROUTING_FIELDS
+            },
         )
         obj.pk = saved.pk
         obj.refresh_from_db()

@@ -19,7 +19,7 @@ from .serializers import (
     PresenceOutput,
     PresenceStateInput,
 )
-from .services import handler_group_save
+from .services import ROUTING_FIELDS, handler_group_save
 
 
 class IsStaffOrReadOnly(permissions.BasePermission):
@@ -61,12 +61,14 @@ class HandlerGroupViewSet(
         partial = kwargs.get("partial", False)
         serializer = self.get_serializer(group, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
+        current = {field: getattr(group, field) for field in ROUTING_FIELDS}
         values = {
             "name": group.name,
             "member_ids": group.member_ids,
             "assign_strategy": group.assign_strategy,
             "status": group.status,
             "leader_id": group.leader_id,
+            **current,
             **serializer.validated_data,
         }
         group = handler_group_save(group=group, **values)

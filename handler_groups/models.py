@@ -42,13 +42,14 @@ class HandlerGroup(models.Model):
     requires_presence = models.BooleanField(
         default=False, help_text="Route only to members whose presence is 'available'."
     )
-    max_active_per_member = models.PositiveIntegerField(
+    max_active = models.PositiveIntegerField(
         null=True, blank=True, help_text="Tickets in status 2 or 3 per member; empty = no limit."
     )
-    daily_cap_per_member = models.PositiveIntegerField(
+    daily_cap = models.PositiveIntegerField(
         null=True,
         blank=True,
-        help_text="Soft: exceeded only when nobody else in the group is eligible.",
+        help_text="Assignments per member and day in this group. Soft: exceeded only when "
+        "nobody else in the group is eligible.",
     )
     wrap_up_seconds = models.PositiveIntegerField(
         default=0, help_text="After-work time after a completion before new tickets arrive."

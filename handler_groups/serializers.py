@@ -5,14 +5,19 @@ from .models import GroupStatus, HandlerGroup, assign_strategy_choices
 
 
 class HandlerGroupSerializer(serializers.ModelSerializer):
-    """Members travel as a list of user ids; the comma-separated column is never exposed."""
+    """Members travel as a list of user ids (`members`; `member_ids` is the same list under
+    its other name); the comma-separated column is never exposed."""
 
+    members = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), required=False, max_length=500
+    )
     member_ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), allow_empty=True, max_length=500
+        child=serializers.IntegerField(min_value=1), required=False, max_length=500
     )
     leader_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    assign_strategy = serializers.ChoiceField(choices=[])
+    assign_strategy = serializers.ChoiceField(choices=[], default=0)
     status = serializers.ChoiceField(choices=GroupStatus.choices, default=GroupStatus.ENABLED)
+    overflow_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
 
     class Meta:
         model = HandlerGroup
@@ -20,24 +25,71 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "leader_id",
+            "members",
             "member_ids",
             "assign_strategy",
             "last_assign_index",
             "status",
+            "requires_presence",
+            "max_active",
+            "daily_cap",
+            "wrap_up_seconds",
+            "warmup_seconds",
+            "offer_timeout_seconds",
+            "overflow_group_id",
+            "overflow_after_seconds",
         ]
         read_only_fields = ["id", "last_assign_index"]
+        extra_kwargs = {
+            field: {"min_value": 0, "max_value": 10**7}
+            for field in (
+                "max_active",
+                "daily_cap",
+                "wrap_up_seconds",
+                "warmup_seconds",
+                "offer_timeout_seconds",
+                "overflow_after_seconds",
+            )
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["assign_strategy"].choices = assign_strategy_choices()
 
-    def validate_member_ids(self, ids: list[int]) -> list[int]:
+    def to_representation(self, group: HandlerGroup) -> dict:
+        data = super().to_representation(group)
+        data["members"] = data["member_ids"] = group.member_ids
+        return data
+
+    def validate(self, attrs):
+        given = [attrs.pop(key) for key in ("members", "member_ids") if key in attrs]
+        if len(given) == 2 and given[0] != given[1]:
+            raise serializers.ValidationError(
+                {"members": ["Give members or member_ids, not two different lists."]}
+            )
+        if given:
+            attrs["member_ids"] = self._valid_members(given[0])
+        elif self.instance is None:
+            attrs["member_ids"] = []
+        overflow = attrs.get("overflow_group_id")
+        if overflow is not None:
+            if self.instance is not None and overflow == self.instance.pk:
+                raise serializers.ValidationError(
+                    {"overflow_group_id": ["A group cannot overflow into itself."]}
+                )
+            if not HandlerGroup.objects.filter(pk=overflow).exists():
+                raise serializers.ValidationError(
+                    {"overflow_group_id": [f"No handler group with id {overflow}."]}
+                )
+        return attrs
+
+    def _valid_members(self, ids: list[int]) -> list[int]:
         if len(set(ids)) != len(ids):
-            raise serializers.ValidationError("Member ids must be unique.")
+            raise serializers.ValidationError({"members": ["Member ids must be unique."]})
         found = set(get_user_model().objects.filter(pk__in=ids).values_list("pk", flat=True))
         missing = [i for i in ids if i not in found]
         if missing:
-            raise serializers.ValidationError(f"No user with id(s) {missing}.")
+            raise serializers.ValidationError({"members": [f"No user with id(s) {missing}."]})
         return ids
 
     def validate_leader_id(self, leader_id: int | None) -> int | None:

@@ -1,6 +1,19 @@
 from django.db import transaction
 
+from .membership import remap_cursor
 from .models import HandlerGroup
+
+# Routing settings a group may carry besides its name, members, strategy, status and leader.
+ROUTING_FIELDS = (
+    "requires_presence",
+    "max_active",
+    "daily_cap",
+    "wrap_up_seconds",
+    "warmup_seconds",
+    "offer_timeout_seconds",
+    "overflow_group_id",
+    "overflow_after_seconds",
+)
 
 
 def handler_group_save(
@@ -11,18 +24,30 @@ def handler_group_save(
     assign_strategy: int,
     status: int,
     leader_id: int | None = None,
+    **routing,
 ) -> HandlerGroup:
-    """Create or update a group. Takes the group row lock for an update, so a membership
-    change never interleaves with a round-robin pick."""
+    """Create or update a group (routing settings by their field names, see ROUTING_FIELDS).
+    Takes the group row lock for an update, so a membership change never interleaves with a
+    round-robin pick, and keeps the round-robin cursor on the same person when members come
+    and go."""
+    unknown = set(routing) - set(ROUTING_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown handler group settings: {sorted(unknown)}")
     with transaction.atomic():
         if group is None:
             group = HandlerGroup()
         else:
             group = HandlerGroup.objects.select_for_update().get(pk=group.pk)
+            if group.member_ids != list(member_ids):
+                group.last_assign_index = remap_cursor(
+                    group.member_ids, group.last_assign_index, list(member_ids)
+                )
         group.name = name
         group.member_ids = member_ids
         group.assign_strategy = assign_strategy
         group.status = status
         group.leader_id = leader_id
+        for field, value in routing.items():
+            setattr(group, field, value)
         group.save()
         return group

@@ -24,7 +24,8 @@ SELECT u.id, u.is_active, p.state, p.online_since, p.idle_since,
          WHERE t.handler_id = u.id AND t.ticket_status = %(offered)s AND t.accepted_time IS NULL
            AND t.handler_group_id = %(group)s) AS open_offers,
        (SELECT count(*) FROM oa_ticket_bill t
-         WHERE t.handler_id = u.id AND t.assigned_time >= %(day_start)s) AS assigned_today,
+         WHERE t.handler_id = u.id AND t.assigned_time >= %(day_start)s
+           AND t.handler_group_id = %(group)s) AS assigned_today,
        (SELECT max(t.assigned_time) FROM oa_ticket_bill t
          WHERE t.handler_id = u.id) AS last_assigned,
        (SELECT c.max_active FROM oa_handler_member_capacity c
@@ -80,7 +81,7 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
                 open_offers=open_offers,
                 assigned_today=today,
                 last_assigned=last,
-                max_active=own_cap if own_cap is not None else group.max_active_per_member,
+                max_active=own_cap if own_cap is not None else group.max_active,
             )
         )
     return rows
@@ -90,5 +91,5 @@ def policy_of(group: HandlerGroup) -> GroupPolicy:
     return GroupPolicy(
         requires_presence=group.requires_presence,
         offers_enabled=bool(group.offer_timeout_seconds),
-        daily_cap=group.daily_cap_per_member,
+        daily_cap=group.daily_cap,
     )

@@ -16,7 +16,7 @@ class MemberRow:
     idle_since: datetime | None
     active: int  # tickets in status 2 or 3
     open_offers: int  # unaccepted auto-assigned tickets in this group
-    assigned_today: int
+    assigned_today: int  # in this group (the daily cap is per group)
     last_assigned: datetime | None
     max_active: int | None  # None: no limit
 

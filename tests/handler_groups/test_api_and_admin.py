@@ -26,6 +26,7 @@ def test_everyone_lists_groups_with_member_ids(api, applicant):
     members = [UserFactory(), UserFactory()]
     HandlerGroupFactory(name="it", members=members, assign_strategy=1)
     body = api.as_user(applicant).get("/api/handler-groups/").json()
+    assert body["results"][0]["members"] == [m.pk for m in members]
     assert body["results"][0]["member_ids"] == [m.pk for m in members]
     assert body["results"][0]["assign_strategy"] == 1
     assert "member_user_ids" not in body["results"][0]
@@ -60,8 +61,13 @@ def test_non_staff_cannot_change_groups(api, applicant):
 @pytest.mark.parametrize(
     ("payload", "field"),
     [
-        ({"name": "x", "member_ids": [999999], "assign_strategy": 0}, "member_ids"),
+        ({"name": "x", "member_ids": [999999], "assign_strategy": 0}, "members"),
         ({"name": "x", "member_ids": "1,2", "assign_strategy": 0}, "member_ids"),
+        ({"name": "x", "members": [1, 1]}, "members"),
+        ({"name": "x", "max_active": -1}, "max_active"),
+        ({"name": "x", "offer_timeout_seconds": "soon"}, "offer_timeout_seconds"),
+        ({"name": "x", "overflow_group_id": 999999}, "overflow_group_id"),
+        ({"name": "x", "requires_presence": "maybe"}, "requires_presence"),
         ({"name": "x", "member_ids": [], "assign_strategy": 42}, "assign_strategy"),
         ({"member_ids": [], "assign_strategy": 0}, "name"),
         ({"name": "x", "member_ids": [], "assign_strategy": 0, "leader_id": 999999}, "leader_id"),
@@ -80,11 +86,25 @@ def test_admin_edits_members_with_a_multi_select(client, staff):
     client.force_login(staff)
     response = client.post(
         "/admin/handler_groups/handlergroup/add/",
-        {"name": "desk", "members": [a.pk, b.pk], "assign_strategy": 1, "status": 1},
+        {
+            "name": "desk",
+            "members": [a.pk, b.pk],
+            "assign_strategy": 1,
+            "status": 1,
+            "wrap_up_seconds": 30,
+            "warmup_seconds": 60,
+            "max_active": 5,
+            "capacities-TOTAL_FORMS": 1,
+            "capacities-INITIAL_FORMS": 0,
+            "capacities-0-user": b.pk,
+            "capacities-0-max_active": 2,
+        },
     )
     assert response.status_code == 302, response.content[:2000]
     group = HandlerGroup.objects.get(name="desk")
     assert sorted(group.member_ids) == sorted([a.pk, b.pk])
+    assert (group.max_active, group.wrap_up_seconds) == (5, 30)
+    assert group.capacities.get().max_active == 2
     page = client.get(f"/admin/handler_groups/handlergroup/{group.pk}/change/")
     assert page.status_code == 200
     assert b'name="members"' in page.content
@@ -100,3 +120,85 @@ def test_admin_pages_render(client, staff):
         "/admin/ticketing/ticketreply/",
     ]:
         assert client.get(url).status_code == 200, url
+
+
+def test_staff_set_routing_settings_through_the_api(api, staff):
+    a = UserFactory()
+    backup = HandlerGroupFactory(name="backup")
+    response = api.as_user(staff).post(
+        "/api/handler-groups/",
+        {
+            "name": "acd",
+            "members": [a.pk],
+            "assign_strategy": 4,
+            "requires_presence": True,
+            "max_active": 3,
+            "daily_cap": 40,
+            "wrap_up_seconds": 30,
+            "warmup_seconds": 120,
+            "offer_timeout_seconds": 90,
+            "overflow_group_id": backup.pk,
+            "overflow_after_seconds": 600,
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    group = HandlerGroup.objects.get(name="acd")
+    assert (group.requires_presence, group.max_active, group.daily_cap) == (True, 3, 40)
+    assert (group.offer_timeout_seconds, group.overflow_group_id) == (90, backup.pk)
+    patch = api.as_user(staff).patch(
+        f"/api/handler-groups/{group.pk}/", {"max_active": None}, format="json"
+    )
+    assert patch.json()["max_active"] is None and patch.json()["warmup_seconds"] == 120
+
+
+def test_minimal_group_defaults_to_manual_with_no_members(api, staff):
+    response = api.as_user(staff).post("/api/handler-groups/", {"name": "bare"}, format="json")
+    assert response.status_code == 201
+    assert (response.json()["assign_strategy"], response.json()["members"]) == (0, [])
+
+
+def test_round_robin_cursor_follows_people_when_members_change(api, staff, approver):
+    from ticketing import services
+
+    a, b, c, d = (UserFactory(username=n) for n in "abcd")
+    group = HandlerGroupFactory(members=[a, b, c], assign_strategy=1)
+    applicant = UserFactory(username="app")
+
+    def next_handler():
+        ticket = services.ticket_submit(
+            creator=applicant, title="t", content="c", priority=2, handler_group_id=group.pk
+        )
+        return services.ticket_approve(ticket_id=ticket.pk, approver=approver).handler_id
+
+    assert [next_handler(), next_handler()] == [a.pk, b.pk]
+    api.as_user(staff).patch(
+        f"/api/handler-groups/{group.pk}/", {"members": [b.pk, c.pk]}, format="json"
+    )
+    assert next_handler() == c.pk  # b just had one: no second ticket in a row
+    api.as_user(staff).patch(
+        f"/api/handler-groups/{group.pk}/", {"members": [d.pk, b.pk, c.pk]}, format="json"
+    )
+    assert [next_handler(), next_handler()] == [d.pk, b.pk]
+    api.as_user(staff).patch(
+        f"/api/handler-groups/{group.pk}/", {"members": [d.pk, c.pk]}, format="json"
+    )
+    assert next_handler() == c.pk  # b left: the next survivor after b
+
+
+@pytest.mark.parametrize(
+    ("old", "index", "new", "expected"),
+    [
+        ([1, 2, 3], 1, [2, 3], 0),
+        ([1, 2, 3], 1, [3, 2], 1),
+        ([1, 2, 3], 1, [1, 3], 0),
+        ([1, 2, 3], 2, [1, 2], -1),
+        ([1, 2, 3], -1, [4, 5], -1),
+        ([1, 2, 3], 1, [], -1),
+        ([1, 2, 3], 1, [4], -1),
+    ],
+)
+def test_remap_cursor(old, index, new, expected):
+    from handler_groups.membership import remap_cursor
+
+    assert remap_cursor(old, index, new) == expected

@@ -110,14 +110,14 @@ def test_longest_idle_picks_by_idle_time_with_warmup(agents, submit_approve, on_
 
 
 def test_max_active_caps_each_member(agents, submit_approve):
-    group = HandlerGroupFactory(members=agents[:2], assign_strategy=1, max_active_per_member=2)
+    group = HandlerGroupFactory(members=agents[:2], assign_strategy=1, max_active=2)
     MemberCapacity.objects.create(group=group, user=agents[1], max_active=1)
     picks = [submit_approve(group).handler_id for _ in range(5)]
     assert picks == [agents[0].pk, agents[1].pk, agents[0].pk, None, None]
 
 
 def test_daily_cap_is_soft(agents, submit_approve):
-    group = HandlerGroupFactory(members=agents[:2], assign_strategy=2, daily_cap_per_member=1)
+    group = HandlerGroupFactory(members=agents[:2], assign_strategy=2, daily_cap=1)
     picks = [submit_approve(group).handler_id for _ in range(4)]
     assert picks[:2] == [agents[0].pk, agents[1].pk]
     assert set(picks[2:]) == {agents[0].pk, agents[1].pk}  # over the cap: nobody else is left
@@ -130,7 +130,7 @@ def test_waiting_tickets_drain_to_an_agent_who_comes_online_most_urgent_first(
 
     SlaRule.objects.create(name="urgent", priority=4, response_hours=1, resolve_hours=2, sort=1)
     group = HandlerGroupFactory(
-        members=agents[:1], assign_strategy=1, requires_presence=True, max_active_per_member=2
+        members=agents[:1], assign_strategy=1, requires_presence=True, max_active=2
     )
     now = timezone.now()
     low = submit_approve(group, now=now - timedelta(minutes=30), priority=1)

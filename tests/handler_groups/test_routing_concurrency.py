@@ -50,7 +50,7 @@ def test_the_pick_script_honours_the_eligible_set_and_state():
 @pytest.mark.django_db(transaction=True)
 def test_parallel_approvals_never_exceed_max_active(strategy):
     members = [UserFactory(username=f"m{i}") for i in range(4)]
-    group = HandlerGroupFactory(members=members, assign_strategy=strategy, max_active_per_member=3)
+    group = HandlerGroupFactory(members=members, assign_strategy=strategy, max_active=3)
     applicant = UserFactory(username="applicant")
     ids = [
         services.ticket_submit(
