@@ -33,13 +33,18 @@ def assignment_metrics(*, group: HandlerGroup, day: date) -> dict:
             missed=Count("pk", filter=Q(kind=AssignmentEvent.Kind.MISSED)),
         )
     }
+    from django.contrib.auth import get_user_model
+
+    names = dict(
+        get_user_model().objects.filter(pk__in=group.member_ids).values_list("pk", "username")
+    )
     agents = []
     for member_id in group.member_ids:
         row = per_agent.pop(member_id, None)
         agents.append(
             {
                 "user_id": member_id,
-                "username": row["user__username"] if row else None,
+                "username": names.get(member_id),
                 "assigned": row["assigned"] if row else 0,
                 "missed": row["missed"] if row else 0,
             }

@@ -37,7 +37,11 @@ def _lock(user_id: int, now: datetime) -> AgentPresence:
 
 
 def _become_available(presence: AgentPresence, now: datetime, *, fresh_login: bool) -> None:
-    """PostgreSQL first (in the caller's transaction); Redis and draining after commit."""
+    """The state in PostgreSQL, then Redis (state, then pool), then the agent's groups drain
+    their waiting tickets — all within the caller's transaction (the presence row is locked;
+    draining takes group rows, then waiting tickets with SKIP LOCKED). Should the
+    transaction roll back, Redis says "available" too early, which is harmless: every pick
+    is restricted to members PostgreSQL finds eligible, and reconciliation repairs Redis."""
     presence.state = PresenceState.AVAILABLE
     presence.state_since = now
     presence.wrap_up_until = None
@@ -47,17 +51,11 @@ def _become_available(presence: AgentPresence, now: datetime, *, fresh_login: bo
     presence.save()
     user_id = presence.pk
     groups = _groups(user_id)
-
-    def after_commit():
-        for group in groups:
-            # A newly online agent's idle time starts after the warm-up.
-            warmup = group.warmup_seconds if fresh_login else 0
-            idle_pool.make_routable(
-                [group.pk], user_id, (now + timedelta(seconds=warmup)).timestamp()
-            )
-        _request_drain([g.pk for g in groups])
-
-    transaction.on_commit(after_commit)
+    for group in groups:
+        # A newly online agent's idle time starts after the warm-up.
+        warmup = group.warmup_seconds if fresh_login else 0
+        idle_pool.make_routable([group.pk], user_id, (now + timedelta(seconds=warmup)).timestamp())
+    _drain([g.pk for g in groups], now)
 
 
 def _leave_routing(presence: AgentPresence, state: str, now: datetime) -> None:
@@ -122,7 +120,9 @@ def ticket_completed(*, user_id: int, now: datetime) -> None:
         _leave_routing(presence, PresenceState.WRAP_UP, now)
         return
     groups = [g.pk for g in _groups(user_id)]
-    transaction.on_commit(lambda: _request_drain(groups))
+    # After commit: the completing transaction holds the ticket row, and draining locks group
+    # rows, which everything else locks before tickets.
+    transaction.on_commit(lambda: _drain(groups, None))
 
 
 def presence_sweep(*, now: datetime | None = None) -> dict[str, int]:
@@ -193,7 +193,7 @@ def reconcile(*, now: datetime | None = None) -> int:
     return len(groups)
 
 
-def _request_drain(group_ids: list[int]) -> None:
-    from ticketing.routing import request_drain
+def _drain(group_ids: list[int], now: datetime | None) -> None:
+    from ticketing.routing import drain_now
 
-    request_drain(group_ids)
+    drain_now(group_ids, now=now)

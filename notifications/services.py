@@ -250,6 +250,7 @@ def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str:
             extra={"delivery_id": delivery.pk, "attempts": attempts, "error": error[:300]},
         )
         _schedule(delivery.pk, retry_at, now)
+        _run_failure_hooks(delivery)
         return DeliveryStatus.PENDING
     return _finish(delivery, attempts, DeliveryStatus.SENT, "", now)
 
@@ -258,8 +259,8 @@ _failure_hooks: dict[str, list] = {}
 
 
 def on_delivery_failure(template_code: str):
-    """Register `hook(notification)` to run when a delivery of this template fails for good
-    (e.g. an offer that could not be pushed is reclaimed at once)."""
+    """Register `hook(notification)` to run whenever a delivery attempt of this template
+    fails, retried or not (an offer that could not be pushed is reclaimed at once)."""
 
     def decorator(hook):
         _failure_hooks.setdefault(template_code, []).append(hook)
@@ -281,12 +282,16 @@ def _finish(delivery, attempts, status, error, now) -> str:
             "delivery failed permanently",
             extra={"delivery_id": delivery.pk, "channel": delivery.channel, "error": error[:300]},
         )
-        for hook in _failure_hooks.get(delivery.notification.template_code, []):
-            try:
-                hook(delivery.notification)
-            except Exception:
-                logger.exception("delivery failure hook failed", extra={"delivery_id": delivery.pk})
+        _run_failure_hooks(delivery)
     return status
+
+
+def _run_failure_hooks(delivery) -> None:
+    for hook in _failure_hooks.get(delivery.notification.template_code, []):
+        try:
+            hook(delivery.notification)
+        except Exception:
+            logger.exception("delivery failure hook failed", extra={"delivery_id": delivery.pk})
 
 
 def _schedule(delivery_id: int, at: datetime, now: datetime) -> None:

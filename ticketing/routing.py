@@ -22,6 +22,17 @@ from .models import ProcessStatus, Ticket, TicketStatus
 logger = logging.getLogger(__name__)
 
 
+def drain_now(group_ids: list[int], *, now: datetime | None = None) -> None:
+    """Drain these groups here and now (each in its own savepoint); a group that fails is
+    handed to a worker instead, and the periodic routing sweep backs both up."""
+    for group_id in sorted(set(group_ids)):
+        try:
+            drain_group(group_id=group_id, now=now)
+        except Exception:
+            logger.exception("drain failed; queued for a worker", extra={"group_id": group_id})
+            request_drain([group_id])
+
+
 def request_drain(group_ids: list[int]) -> None:
     """Ask a worker to drain these groups; the periodic routing sweep is the backstop when
     the broker is unreachable."""
@@ -92,7 +103,7 @@ def offer_answered(*, group_id: int, user_id: int, now: datetime) -> None:
     transaction.on_commit(
         lambda: (
             idle_pool.clear_offer(group_id, user_id, back_to_pool_at=now.timestamp()),
-            request_drain([group_id]),
+            drain_now([group_id]),
         )
     )
 

@@ -18,12 +18,16 @@ class LongestIdle:
             return None
         group = ctx.group
         chosen = idle_pool.pick(group.pk, ctx.eligible_ids)
-        if chosen is None and not group.requires_presence:
-            # Nobody heartbeats in this group: its pool is derived from membership. Rebuild
-            # it from PostgreSQL and try once more.
+        if chosen is None:
+            # PostgreSQL (the record) finds someone eligible but the Redis pool does not: it
+            # has drifted (or, in a group where nobody heartbeats, was never built). Rebuild
+            # the group's keys from PostgreSQL and try once more.
             from handler_groups.presence import reconcile_group
 
-            reconcile_group(group=group, now=ctx.now)
+            try:
+                reconcile_group(group=group, now=ctx.now)
+            except Exception:  # Redis down: the ticket waits in the pool
+                return None
             chosen = idle_pool.pick(group.pk, ctx.eligible_ids)
         if chosen is not None and not group.offer_timeout_seconds:
             # No offers in this group: the agent is idle again from this assignment on.

@@ -18,18 +18,3 @@ def on_commit(django_capture_on_commit_callbacks):
     """Run after-commit work (Redis writes, drain requests) inline, with drains executed
     synchronously instead of through the broker."""
     return django_capture_on_commit_callbacks
-
-
-@pytest.fixture
-def inline_drain(monkeypatch):
-    from ticketing import routing
-
-    drained = []
-
-    def drain_now(group_ids):
-        for group_id in sorted(set(group_ids)):
-            drained.append(group_id)
-            routing.drain_group(group_id=group_id)
-
-    monkeypatch.setattr(routing, "request_drain", drain_now)
-    return drained

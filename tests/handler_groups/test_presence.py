@@ -74,7 +74,7 @@ def test_sweep_takes_silent_agents_offline_and_they_keep_their_tickets(acd, agen
 
 
 def test_wrap_up_after_completion_then_back_to_available(
-    acd, agents, approver, applicant, on_commit, inline_drain
+    acd, agents, approver, applicant, on_commit
 ):
     from ticketing import services
 
@@ -143,3 +143,18 @@ def test_leader_sees_the_members_presence(api, acd, agents):
     assert rows["agent1"]["state"] == "available"
     assert rows["agent0"]["state"] == "offline"
     assert rows["agent1"]["active_tickets"] == 0 and rows["agent1"]["assignments_today"] == 0
+
+
+def test_sweep_and_reconcile_commands(acd, agents, on_commit, capsys):
+    from django.core.management import call_command
+
+    with on_commit(execute=True):
+        presence.heartbeat(user=agents[0], now=timezone.now() - timedelta(minutes=5))
+    call_command("presence_sweep")
+    assert "offline: 1" in capsys.readouterr().out
+    idle_pool.client().delete(f"td:{{g{acd.pk}}}:state")
+    call_command("reconcile_presence")
+    assert "reconciled" in capsys.readouterr().out
+    assert idle_pool.snapshot(acd.pk)["state"][agents[0].pk] == "offline"
+    call_command("routing_sweep", "--now", timezone.now().isoformat())
+    assert "drained: 0" in capsys.readouterr().out

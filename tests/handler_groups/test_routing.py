@@ -124,7 +124,7 @@ def test_daily_cap_is_soft(agents, submit_approve):
 
 
 def test_waiting_tickets_drain_to_an_agent_who_comes_online_most_urgent_first(
-    agents, submit_approve, on_commit, inline_drain
+    agents, submit_approve, on_commit
 ):
     from sla.models import SlaRule
 
@@ -137,8 +137,8 @@ def test_waiting_tickets_drain_to_an_agent_who_comes_online_most_urgent_first(
     urgent = submit_approve(group, now=now - timedelta(minutes=10), priority=4)
     medium = submit_approve(group, now=now - timedelta(minutes=20), priority=2)
     assert {t.ticket_status for t in (low, urgent, medium)} == {TicketStatus.PENDING_ASSIGN}
-    online([agents[0]], on_commit, now)
-    assert inline_drain == [group.pk]
+    # The heartbeat itself drains the queue, in its own transaction: no worker involved.
+    presence.heartbeat(user=agents[0], now=now)
     handled = set(Ticket.objects.filter(handler=agents[0]).values_list("pk", flat=True))
     assert handled == {urgent.pk, low.pk}  # up to capacity, by SLA urgency
     assert Ticket.objects.get(pk=medium.pk).ticket_status == TicketStatus.PENDING_ASSIGN
@@ -224,12 +224,12 @@ def test_failed_offer_push_reclaims_at_once(agents, submit_approve, monkeypatch)
     Webhook.objects.create(
         name="pusher", url="http://127.0.0.1:9/push", secret="s", timeout_seconds=0.5
     )
-    monkeypatch.setattr(notification_services, "MAX_ATTEMPTS", 1)
     group = HandlerGroupFactory(members=agents[:2], assign_strategy=1, offer_timeout_seconds=600)
     ticket = submit_approve(group)
     first = ticket.handler_id
     delivery = OutboxDelivery.objects.get(notification__recipient_id=first)
-    assert notification_services.delivery_attempt(delivery_id=delivery.pk) == "failed"
+    # The first failed attempt (a transient one, to be retried) reclaims the offer at once.
+    assert notification_services.delivery_attempt(delivery_id=delivery.pk) == "pending"
     ticket.refresh_from_db()
     assert ticket.handler_id == agents[1].pk
     assert ticket.records.get(action="reclaim").detail["reason"] == "offer push failed"
@@ -308,3 +308,19 @@ def test_online_priority_without_presence_spreads_by_last_assignment(agents, sub
     group = HandlerGroupFactory(members=agents[:3], assign_strategy=3)
     picks = [submit_approve(group).handler_id for _ in range(6)]
     assert picks == [a.pk for a in agents[:3]] * 2
+
+
+@pytest.mark.parametrize("strategy", [1, 2, 3, 4])
+def test_a_heartbeat_over_the_api_takes_a_waiting_ticket(
+    api, agents, applicant, approver, strategy
+):
+    group = HandlerGroupFactory(
+        members=agents[:2], assign_strategy=strategy, requires_presence=True
+    )
+    ticket = services.ticket_submit(
+        creator=applicant, title="t", content="c", priority=2, handler_group_id=group.pk
+    )
+    assert services.ticket_approve(ticket_id=ticket.pk, approver=approver).ticket_status == 1
+    assert api.as_user(agents[1]).post("/api/presence/heartbeat/").status_code == 200
+    ticket.refresh_from_db()
+    assert (ticket.ticket_status, ticket.handler_id) == (TicketStatus.PENDING_PROCESS, agents[1].pk)
