@@ -36,6 +36,10 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             access.visible_tickets(self.request.user).select_related("sla_outcome").order_by("-id")
         )
 
+    @extend_schema(responses={200: TicketOutput(many=True), **errors(400, 401)})
+    def list(self, request: Request, *args, **kwargs) -> Response:
+        return super().list(request, *args, **kwargs)
+
     def _ticket(self) -> Ticket:
         """The ticket in the URL if the caller may see it, else 404."""
         return selectors.ticket_for(self.request.user, int(self.kwargs["pk"]))
