@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from notifications.views import render_console, safe_next
 from sla import services as sla_services
+from sla.models import SlaOutcome
 from sla.selectors import sla_badge
 
 from . import access, selectors, services
@@ -275,6 +276,7 @@ def _render_detail(
     context = {
         "ticket": ticket,
         "sla": badge_display(sla_badge(ticket, timezone.now())),
+        "outcome": SlaOutcome.objects.filter(ticket=ticket).first(),
         "insider": insider,
         "replies": replies,
         "records": _record_rows(ticket),

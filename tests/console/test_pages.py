@@ -578,3 +578,14 @@ def test_a_ticket_with_no_group_is_acceptable_by_any_handler(as_user, submit, ap
     HandlerGroupFactory(members=[other_group_member])
     body = text(as_user(other_group_member).get(CONSOLE))
     assert f'action="{action(ticket, "accept")}"' in body
+
+
+def test_completed_ticket_page_shows_the_sla_outcome(client, pooled, handlers):
+    from ticketing import services
+
+    services.ticket_accept(ticket_id=pooled.pk, handler=handlers[0])
+    services.ticket_complete(ticket_id=pooled.pk, handler=handlers[0])
+    client.force_login(handlers[0])
+    page = client.get(f"/console/tickets/{pooled.pk}/").content.decode()
+    assert "Outcome (business time)" in page
+    assert "met" in page
