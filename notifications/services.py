@@ -171,7 +171,11 @@ def _insert_once(rows: list[tuple]) -> list[tuple[int, int, str]]:
 
 
 def _outbox_rows(notifications, channel_codes, now) -> list[OutboxDelivery]:
-    rows = []
+    """One delivery per recipient and target (email), or per event and target for channels
+    that speak to a room rather than a person (a webhook posts an SLA timeout once, not once
+    per recipient). The idempotency key is unique, so a later send of the same event cannot
+    add a second delivery either."""
+    rows: dict[str, OutboxDelivery] = {}
     for code in channel_codes:
         channel = get_channel(code)
         if not channel.external:
@@ -179,18 +183,28 @@ def _outbox_rows(notifications, channel_codes, now) -> list[OutboxDelivery]:
         targets = channel.targets(notifications)
         for notification in notifications:
             for target in targets.get(notification.pk, []):
-                key = f"{notification.pk}:{code}:{target}"
-                rows.append(
+                scope = notification.dedupe_key if channel.per_event else notification.pk
+                key = hashlib.sha256(f"{scope}:{code}:{target}".encode()).hexdigest()
+                rows.setdefault(
+                    key,
                     OutboxDelivery(
                         notification=notification,
                         channel=code,
                         target=target,
                         next_attempt_at=now,
                         created=now,
-                        idempotency_key=hashlib.sha256(key.encode()).hexdigest()[:64],
-                    )
+                        idempotency_key=key,
+                    ),
                 )
-    return OutboxDelivery.objects.bulk_create(rows)
+    if not rows:
+        return []
+    OutboxDelivery.objects.bulk_create(rows.values(), ignore_conflicts=True)
+    # Those this send wrote (a conflicting row belongs to an earlier send's notification).
+    return list(
+        OutboxDelivery.objects.filter(
+            idempotency_key__in=list(rows), notification__in=[n.pk for n in notifications]
+        )
+    )
 
 
 def _enqueue(delivery_ids: list[int]) -> None:

@@ -16,6 +16,8 @@ class Channel(Protocol):
     code: ClassVar[str]
     # External channels get an outbox row per target; in_app is the inbox row itself.
     external: ClassVar[bool]
+    # One delivery per event (a room: webhooks) rather than per recipient (a person: email).
+    per_event: ClassVar[bool]
 
     def targets(self, notifications: "list[Notification]") -> dict[int, list[str]]:
         """Where each notification goes on this channel (addresses, webhook ids), by

@@ -5,12 +5,13 @@ from .base import Channel
 _channels: dict[str, Channel] = {}
 
 
-def register(code: str, *, external: bool) -> Callable[[type], type]:
+def register(code: str, *, external: bool, per_event: bool = False) -> Callable[[type], type]:
     def decorator(cls: type) -> type:
         if code in _channels:
             raise ValueError(f"notification channel {code!r} registered twice")
         cls.code = code
         cls.external = external
+        cls.per_event = per_event
         _channels[code] = cls()
         return cls
 

@@ -13,7 +13,7 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-@register("webhook", external=True)
+@register("webhook", external=True, per_event=True)
 class Webhook:
     """JSON POST with a timeout, an Idempotency-Key header and an HMAC signature header."""
 

@@ -218,3 +218,21 @@ def test_a_real_celery_worker_delivers_after_commit(webhook, receiver, settings)
             threading.Event().wait(0.1)
     assert delivery.status == DeliveryStatus.SENT
     assert len(receiver.requests) == 1
+
+
+@pytest.mark.django_db
+def test_a_webhook_gets_one_post_per_event_not_per_recipient(webhook, no_enqueue):
+    handler, leader, latecomer = UserFactory(), UserFactory(), UserFactory()
+    send(
+        recipients=[handler, leader],
+        template_code="ticket-sla-timeout",
+        params=PARAMS,
+        dedupe_key="sla:resolve:timeout:9",
+    )
+    send(
+        recipients=[latecomer],
+        template_code="ticket-sla-timeout",
+        params=PARAMS,
+        dedupe_key="sla:resolve:timeout:9",
+    )
+    assert OutboxDelivery.objects.filter(channel="webhook").count() == 1
