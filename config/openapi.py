@@ -1,13 +1,27 @@
 """Shared OpenAPI pieces, so every endpoint documents the one error shape truthfully."""
 
-from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field, inline_serializer
 from rest_framework import serializers
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "object", "additionalProperties": True},
+        ]
+    }
+)
+class FieldErrors(serializers.JSONField):
+    """Messages for one field: a list of strings, or, for a list or nested field, an object
+    keyed by index or sub-field (e.g. {"members": {"0": ["…"]}})."""
+
 
 ValidationErrorBody = inline_serializer(
     name="ValidationError",
     fields={
         "code": serializers.CharField(default="invalid_argument"),
-        "errors": serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
+        "errors": serializers.DictField(child=FieldErrors()),
     },
 )
 DetailErrorBody = inline_serializer(

@@ -9,11 +9,15 @@ class Pagination(PageNumberPagination):
     def paginate_queryset(self, queryset, request, view=None):
         """A page that is not a number is bad input (400); a page past the end stays a 404."""
         raw = request.query_params.get(self.page_query_param)
-        if raw is not None and raw not in self.last_page_strings and not raw.isdigit():
+        if (
+            raw is not None
+            and raw not in self.last_page_strings
+            and not (raw.isascii() and raw.isdigit())
+        ):
             raise ValidationError({self.page_query_param: ["A page number is a positive integer."]})
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound as exc:
-            if raw is not None and raw.isdigit() and int(raw) == 0:
+            if raw is not None and raw.isascii() and raw.isdigit() and int(raw) == 0:
                 raise ValidationError({self.page_query_param: ["Pages start at 1."]}) from exc
             raise

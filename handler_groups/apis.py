@@ -28,7 +28,7 @@ class IsStaffOrReadOnly(permissions.BasePermission):
 
 
 @extend_schema_view(
-    list=extend_schema(responses={200: HandlerGroupSerializer(many=True), **errors(400, 401)}),
+    list=extend_schema(responses={200: HandlerGroupSerializer(many=True), **errors(400, 401, 404)}),
     retrieve=extend_schema(responses={200: HandlerGroupSerializer, **errors(401, 404)}),
     create=extend_schema(responses={201: HandlerGroupSerializer, **errors(400, 401, 403)}),
     update=extend_schema(responses={200: HandlerGroupSerializer, **errors(400, 401, 403, 404)}),

@@ -25,7 +25,8 @@ class NotificationViewSet(viewsets.GenericViewSet):
         return selectors.inbox_for(self.request.user)
 
     @extend_schema(
-        parameters=[InboxQuery], responses={200: NotificationOutput(many=True), **errors(400, 401)}
+        parameters=[InboxQuery],
+        responses={200: NotificationOutput(many=True), **errors(400, 401, 404)},
     )
     def list(self, request):
         query = InboxQuery(data=request.query_params)

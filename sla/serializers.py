@@ -2,6 +2,7 @@ import re
 from datetime import date, datetime, time, timedelta
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .reports import GROUPINGS
@@ -11,6 +12,13 @@ GROUP_BY_ALIASES = {"group": "handler_group"}
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "description": "YYYY-MM-DD or an ISO-8601 date-time",
+        "example": "2026-03-31",
+    }
+)
 class DayOrDateTimeField(serializers.DateTimeField):
     """A date-time, or a plain date meaning the start of that day — or, for the end of a
     range, the whole of that day (to=2026-03-31 includes March 31)."""
@@ -25,8 +33,11 @@ class DayOrDateTimeField(serializers.DateTimeField):
                 day = date.fromisoformat(value.strip())
             except ValueError:
                 self.fail("invalid", format="YYYY-MM-DD or ISO-8601")
-            moment = timezone.make_aware(datetime.combine(day, time.min))
-            return moment + timedelta(days=1) if self.end_of_range else moment
+            try:
+                moment = timezone.make_aware(datetime.combine(day, time.min))
+                return moment + timedelta(days=1) if self.end_of_range else moment
+            except OverflowError:
+                self.fail("invalid", format="a date between years 1 and 9999")
         return super().to_internal_value(value)
 
 
@@ -43,8 +54,13 @@ class ReportQuery(serializers.Serializer):
 
     def validate(self, attrs):
         attrs["group_by"] = GROUP_BY_ALIASES.get(attrs["group_by"], attrs["group_by"])
-        attrs.setdefault("to", timezone.now())
-        attrs.setdefault("from", attrs["to"] - timedelta(days=30))
+        if "to" not in attrs:
+            attrs["to"] = timezone.now()
+        if "from" not in attrs:
+            try:
+                attrs["from"] = attrs["to"] - timedelta(days=30)
+            except OverflowError:
+                raise serializers.ValidationError({"to": ["Out of range."]}) from None
         if attrs["from"] >= attrs["to"]:
             raise serializers.ValidationError({"to": ["Must be after 'from'."]})
         return attrs
@@ -54,8 +70,15 @@ class ReportQuery(serializers.Serializer):
 ReportQuery._declared_fields["from"] = DayOrDateTimeField(required=False)
 
 
+@extend_schema_field(
+    {"oneOf": [{"type": "integer"}, {"type": "string"}], "nullable": True},
+)
+class GroupKeyField(serializers.JSONField):
+    """A handler group, priority or handler id, or a category."""
+
+
 class ReportRow(serializers.Serializer):
-    key = serializers.CharField(
+    key = GroupKeyField(
         allow_null=True, help_text="The group_by value of this row (also under its own name)."
     )
     count = serializers.IntegerField(help_text="Tickets completed in the range.")

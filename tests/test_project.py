@@ -69,3 +69,18 @@ def test_bad_page_numbers_are_400(api, applicant):
     assert response.status_code == 400
     assert "page" in response.json()["errors"]
     assert api.as_user(applicant).get("/api/tickets/?page=99").status_code == 404
+
+
+@pytest.mark.parametrize("page", ["%E2%82%84", "%C2%B2", "0", "-1"])
+def test_odd_page_numbers_are_400_not_500(api, applicant, page):
+    response = api.as_user(applicant).get(f"/api/tickets/?page={page}")
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["to=0001-01-10", "to=0001-01-10T00:00:00Z", "from=0001-01-01&to=0001-01-02", "to=9999-12-31"],
+)
+def test_far_report_dates_are_not_500(api, staff, query):
+    response = api.as_user(staff).get(f"/api/sla/report/?{query}")
+    assert response.status_code in (200, 400)

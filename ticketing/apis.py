@@ -36,7 +36,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             access.visible_tickets(self.request.user).select_related("sla_outcome").order_by("-id")
         )
 
-    @extend_schema(responses={200: TicketOutput(many=True), **errors(400, 401)})
+    @extend_schema(responses={200: TicketOutput(many=True), **errors(400, 401, 404)})
     def list(self, request: Request, *args, **kwargs) -> Response:
         return super().list(request, *args, **kwargs)
 
@@ -182,7 +182,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         ticket = self._ticket()
         return Response(RecordOutput(ticket.records.all(), many=True).data)
 
-    @extend_schema(request=None, responses={200: TicketOutput(many=True), **errors(401, 403)})
+    @extend_schema(
+        request=None, responses={200: TicketOutput(many=True), **errors(400, 401, 403, 404)}
+    )
     @action(
         detail=False,
         methods=["get"],
@@ -198,7 +200,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
     @extend_schema(
         parameters=[PoolQuery],
-        responses={200: TicketOutput(many=True), **errors(400, 401)},
+        responses={200: TicketOutput(many=True), **errors(400, 401, 404)},
     )
     @action(detail=False, methods=["get"], filterset_fields=None, filter_backends=[])
     def pool(self, request: Request) -> Response:
