@@ -31,9 +31,8 @@ def reset():
         )
 
 
-def bench_approvals(tickets: int, workers: int, members: int) -> None:
+def _prepare(tickets: int, members: int):
     from django.contrib.auth.models import Permission, User
-    from django.db import connections
 
     from handler_groups.services import handler_group_save
     from ticketing import services
@@ -52,38 +51,84 @@ def bench_approvals(tickets: int, workers: int, members: int) -> None:
         ).pk
         for i in range(tickets)
     ]
+    return approver, ids
+
+
+def _approve_chunk(approver_id: int, chunk: list[int], barrier) -> int:
+    from django.contrib.auth.models import User
+    from django.db import connections
+
+    from ticketing import services
+
+    approver = User.objects.get(pk=approver_id)
+    errors = 0
+    barrier.wait()
+    try:
+        for ticket_id in chunk:
+            try:
+                services.ticket_approve(ticket_id=ticket_id, approver=approver)
+            except Exception:  # noqa: BLE001 - counted and reported
+                errors += 1
+    finally:
+        connections.close_all()
+    return errors
+
+
+def _report(label: str, tickets: int, seconds: float, errors: int) -> None:
+    from ticketing.models import Ticket
+
+    shares = Counter(Ticket.objects.values_list("handler_id", flat=True))
+    print(
+        f"  {label:<28} {tickets / seconds:6.0f} approvals/s ({seconds:6.2f} s), errors {errors}, "
+        f"shares min {min(shares.values())} max {max(shares.values())} "
+        f"(spread {max(shares.values()) - min(shares.values())})"
+    )
+
+
+def bench_approvals(tickets: int, workers: int, members: int) -> None:
+    """8 concurrent workers as threads of one process (one Python interpreter: the GIL
+    serialises the Python part) and as separate processes (how web workers really run)."""
+    import multiprocessing
+
+    from django.db import connections
+
+    print(f"approvals: {tickets} tickets, {workers} concurrent workers, {members}-member RR group")
+    approver, ids = _prepare(tickets, members)
     chunks = [ids[i::workers] for i in range(workers)]
     barrier = threading.Barrier(workers + 1)
-    errors: list[BaseException] = []
-
-    def work(chunk):
-        try:
-            barrier.wait()
-            for ticket_id in chunk:
-                services.ticket_approve(ticket_id=ticket_id, approver=approver)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, args=(c,)) for c in chunks]
+    results: list[int] = []
+    threads = [
+        threading.Thread(target=lambda c=c: results.append(_approve_chunk(approver.pk, c, barrier)))
+        for c in chunks
+    ]
     for thread in threads:
         thread.start()
     barrier.wait()
     started = time.perf_counter()
     for thread in threads:
         thread.join()
-    seconds = time.perf_counter() - started
-    from ticketing.models import Ticket
+    _report("threads in one process:", tickets, time.perf_counter() - started, sum(results))
 
-    shares = Counter(Ticket.objects.values_list("handler_id", flat=True))
-    print(f"approvals: {tickets} tickets, {workers} workers, {members}-member round robin")
-    print(f"  errors: {len(errors)}")
-    print(f"  throughput: {tickets / seconds:.0f} approvals/s ({seconds:.2f} s)")
-    print(
-        f"  shares: min {min(shares.values())}, max {max(shares.values())}, "
-        f"spread {max(shares.values()) - min(shares.values())}"
-    )
+    approver, ids = _prepare(tickets, members)
+    chunks = [ids[i::workers] for i in range(workers)]
+    connections.close_all()  # no connection may cross a fork
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(workers + 1)
+    errors = context.Value("i", 0)
+
+    def run(chunk):
+        failed = _approve_chunk(approver.pk, chunk, barrier)
+        with errors.get_lock():
+            errors.value += failed
+
+    processes = [context.Process(target=run, args=(c,)) for c in chunks]
+    for process in processes:
+        process.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for process in processes:
+        process.join()
+    _report(f"{workers} processes:", tickets, time.perf_counter() - started, errors.value)
 
 
 def fill(n: int) -> tuple[list[int], list[int]]:
