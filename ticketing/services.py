@@ -271,12 +271,10 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
     """Approve, start the SLA clocks and route the ticket, all in one transaction."""
     now = now or timezone.now()
     with transaction.atomic():
-        # Unlocked read: which group to lock first, and what the SLA clocks start from (fields
-        # an approving ticket cannot change under us).
+        # What the SLA clocks start from (fields an approving ticket cannot change under us).
         submitted = Ticket.objects.only(
             "handler_group_id", "submitted_time", "priority", "category"
         ).get(pk=ticket_id)
-        group = _lock_group(submitted.handler_group_id)
         ticket = apply_transition(
             ticket_id=ticket_id,
             transition=lifecycle.APPROVE,
@@ -284,6 +282,10 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
             now=now,
             values={"approved_time": now, **sla_start_clocks(ticket=submitted, now=now)},
         )
+        # The group lock serialises every routing decision of the group, so it is taken as
+        # late as possible. Taking it after this ticket's row is safe: nobody who holds a
+        # group lock ever waits for a ticket that is only now leaving approval.
+        group = _lock_group(ticket.handler_group_id)
         return route(ticket=ticket, group=group, actor_id=approver.pk, now=now)
 
 
