@@ -1,3 +1,5 @@
+import time
+
 from handler_groups import idle_pool
 
 from .base import PickContext
@@ -30,6 +32,10 @@ class LongestIdle:
                 return None
             chosen = idle_pool.pick(group.pk, ctx.eligible_ids)
         if chosen is not None and not group.offer_timeout_seconds:
-            # No offers in this group: the agent is idle again from this assignment on.
-            idle_pool.clear_offer(group.pk, chosen, back_to_pool_at=ctx.now.timestamp())
+            # No offers in this group: the agent is idle again from this assignment on. The
+            # assignment happens now, under the group lock: an approval that waited for the
+            # lock carries an earlier `now`, which would make this agent look idle longer
+            # than one picked just before.
+            assigned_at = max(ctx.now.timestamp(), time.time())
+            idle_pool.clear_offer(group.pk, chosen, back_to_pool_at=assigned_at)
         return chosen

@@ -172,3 +172,30 @@ def test_killing_redis_mid_run_loses_nothing_and_reconciliation_restores_routing
     finally:
         if redis_server.process and redis_server.process.poll() is None:
             redis_server.kill()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_longest_idle_approvals_share_evenly():
+    """Without offers, an agent is idle again from the moment of the pick: approvals that
+    waited for the group lock must not make someone look idle longer than they were."""
+    members = [UserFactory(username=f"m{i}") for i in range(5)]
+    group = HandlerGroupFactory(members=members, assign_strategy=4)
+    applicant = UserFactory(username="applicant")
+    ids = [
+        services.ticket_submit(
+            creator=applicant, title=f"t{i}", content="c", priority=2, handler_group_id=group.pk
+        ).pk
+        for i in range(40)
+    ]
+    approvers = [ApproverFactory(username=f"a{i}") for i in range(8)]
+    results = run_in_parallel(
+        [
+            lambda a=a, chunk=ids[i::8]: [
+                services.ticket_approve(ticket_id=t, approver=a) for t in chunk
+            ]
+            for i, a in enumerate(approvers)
+        ]
+    )
+    assert not [r for r in results if isinstance(r, BaseException)], results
+    shares = Counter(Ticket.objects.values_list("handler_id", flat=True))
+    assert sorted(shares.values()) == [8, 8, 8, 8, 8]
