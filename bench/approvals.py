@@ -26,12 +26,14 @@ def reset():
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "TRUNCATE oa_ticket_bill, oa_ticket_record, oa_ticket_reply, oa_ticket_handler_group "
-            "RESTART IDENTITY CASCADE"
+            "TRUNCATE oa_ticket_bill, oa_ticket_record, oa_ticket_reply, oa_ticket_handler_group, "
+            "oa_assignment_event, oa_notification, oa_notify_outbox, oa_agent_presence, "
+            "oa_sla_clock_segment, oa_sla_outcome RESTART IDENTITY CASCADE"
         )
 
 
-def _prepare(tickets: int, members: int):
+def _prepare(tickets: int, members: int, strategy: int = 1):
+    """A group of `members` with `strategy` and `tickets` submitted tickets for it."""
     from django.contrib.auth.models import Permission, User
 
     from handler_groups.services import handler_group_save
@@ -43,7 +45,10 @@ def _prepare(tickets: int, members: int):
     approver.user_permissions.add(Permission.objects.get(codename="approve_ticket"))
     applicant, _ = User.objects.get_or_create(username="bench_applicant")
     group = handler_group_save(
-        name="bench rr", member_ids=[u.pk for u in users], assign_strategy=1, status=1
+        name=f"bench {strategy}",
+        member_ids=[u.pk for u in users],
+        assign_strategy=strategy,
+        status=1,
     )
     ids = [
         services.ticket_submit(
@@ -74,6 +79,24 @@ def _approve_chunk(approver_id: int, chunk: list[int], barrier) -> int:
     return errors
 
 
+def run_in_threads(approver_id: int, ids: list[int], workers: int) -> tuple[float, int]:
+    """Approve `ids` with `workers` threads started together; (seconds, errors)."""
+    chunks = [ids[i::workers] for i in range(workers)]
+    barrier = threading.Barrier(workers + 1)
+    results: list[int] = []
+    threads = [
+        threading.Thread(target=lambda c=c: results.append(_approve_chunk(approver_id, c, barrier)))
+        for c in chunks
+    ]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started, sum(results)
+
+
 def _report(label: str, tickets: int, seconds: float, errors: int) -> None:
     from ticketing.models import Ticket
 
@@ -94,20 +117,8 @@ def bench_approvals(tickets: int, workers: int, members: int) -> None:
 
     print(f"approvals: {tickets} tickets, {workers} concurrent workers, {members}-member RR group")
     approver, ids = _prepare(tickets, members)
-    chunks = [ids[i::workers] for i in range(workers)]
-    barrier = threading.Barrier(workers + 1)
-    results: list[int] = []
-    threads = [
-        threading.Thread(target=lambda c=c: results.append(_approve_chunk(approver.pk, c, barrier)))
-        for c in chunks
-    ]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    started = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    _report("threads in one process:", tickets, time.perf_counter() - started, sum(results))
+    seconds, errors = run_in_threads(approver.pk, ids, workers)
+    _report("threads in one process:", tickets, seconds, errors)
 
     approver, ids = _prepare(tickets, members)
     chunks = [ids[i::workers] for i in range(workers)]

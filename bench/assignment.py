@@ -17,13 +17,13 @@ import heapq
 import random
 import statistics
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.approvals import reset  # noqa: E402
 from bench.common import percentile, setup_django  # noqa: E402
 
 STRATEGIES = {1: "round robin", 2: "least load", 3: "online priority", 4: "longest idle"}
@@ -55,72 +55,17 @@ def bench_pick(picks: int) -> None:
     )
 
 
-def _reset():
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "TRUNCATE oa_ticket_bill, oa_ticket_record, oa_ticket_handler_group, "
-            "oa_assignment_event, oa_notification, oa_notify_outbox, oa_agent_presence, "
-            "oa_sla_clock_segment RESTART IDENTITY CASCADE"
-        )
-
-
 def bench_throughput(tickets: int, workers: int, members: int) -> None:
-    from unittest import mock
-
-    from django.contrib.auth.models import Permission, User
-    from django.db import connections
-
-    from handler_groups.services import handler_group_save
-    from notifications import services as notification_services
-    from ticketing import services
+    from bench.approvals import _prepare, run_in_threads
+    from ticketing.models import Ticket
 
     print(f"approvals/s, {tickets} tickets, {workers} workers, {members}-member group:")
-    users = [User.objects.get_or_create(username=f"bench_m{i}")[0] for i in range(members)]
-    approver, _ = User.objects.get_or_create(username="bench_approver")
-    approver.user_permissions.add(Permission.objects.get(codename="approve_ticket"))
-    applicant, _ = User.objects.get_or_create(username="bench_applicant")
     for code, label in STRATEGIES.items():
-        _reset()
-        group = handler_group_save(
-            name=f"bench {label}",
-            member_ids=[u.pk for u in users],
-            assign_strategy=code,
-            status=1,
-        )
-        ids = [
-            services.ticket_submit(
-                creator=applicant, title="t", content="c", priority=2, handler_group_id=group.pk
-            ).pk
-            for _ in range(tickets)
-        ]
-        barrier = threading.Barrier(workers + 1)
-
-        def work(chunk, barrier=barrier):
-            barrier.wait()
-            try:
-                for ticket_id in chunk:
-                    services.ticket_approve(ticket_id=ticket_id, approver=approver)
-            finally:
-                connections.close_all()
-
-        with mock.patch.object(notification_services, "_enqueue", return_value=None):
-            threads = [
-                threading.Thread(target=work, args=(ids[i::workers],)) for i in range(workers)
-            ]
-            for thread in threads:
-                thread.start()
-            barrier.wait()
-            started = time.perf_counter()
-            for thread in threads:
-                thread.join()
-            seconds = time.perf_counter() - started
-        from ticketing.models import Ticket
-
+        approver, ids = _prepare(tickets, members, strategy=code)
+        seconds, errors = run_in_threads(approver.pk, ids, workers)
         shares = Counter(Ticket.objects.values_list("handler_id", flat=True))
         print(
-            f"  {label:<16} {tickets / seconds:7.0f} approvals/s   "
+            f"  {label:<16} {tickets / seconds:7.0f} approvals/s   errors {errors}   "
             f"shares min {min(shares.values())} max {max(shares.values())}"
         )
 
@@ -138,7 +83,7 @@ def bench_least_load_queries(members: int) -> None:
     from handler_groups.services import handler_group_save
     from ticketing.models import ACTIVE_STATUSES, Ticket
 
-    _reset()
+    reset()
     users = [User.objects.get_or_create(username=f"bench_m{i}")[0] for i in range(members)]
     group = handler_group_save(
         name="bench ll", member_ids=[u.pk for u in users], assign_strategy=2, status=1
@@ -265,7 +210,7 @@ def main() -> None:
     bench_throughput(args.tickets, args.workers, args.members)
     bench_least_load_queries(args.members)
     bench_fairness(args.seeds)
-    _reset()
+    reset()
 
 
 if __name__ == "__main__":
