@@ -1,7 +1,9 @@
-from django.db.models import Q, QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from .membership import member_regex
-from .models import GroupStatus, HandlerGroup
+from .models import AssignmentEvent, GroupStatus, HandlerGroup
 
 
 def groups_of_member(user_id: int) -> QuerySet[HandlerGroup]:
@@ -41,11 +43,6 @@ def leads(user, group: HandlerGroup | None) -> bool:
 
 def presence_rows(user_ids: list[int], now) -> list[dict]:
     """Presence of these users with their active ticket count and today's assignments."""
-    from django.contrib.auth import get_user_model
-    from django.db.models import Count
-    from django.db.models import Q as _Q
-    from django.utils import timezone
-
     from ticketing.models import ACTIVE_STATUSES
 
     day_start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -55,7 +52,7 @@ def presence_rows(user_ids: list[int], now) -> list[dict]:
         .annotate(
             active_tickets=Count(
                 "handled_tickets",
-                filter=_Q(handled_tickets__ticket_status__in=ACTIVE_STATUSES),
+                filter=Q(handled_tickets__ticket_status__in=ACTIVE_STATUSES),
                 distinct=True,
             ),
         )
@@ -71,8 +68,6 @@ def presence_rows(user_ids: list[int], now) -> list[dict]:
         )
         .order_by("username")
     )
-    from .models import AssignmentEvent
-
     today = dict(
         AssignmentEvent.objects.filter(
             user_id__in=user_ids, kind=AssignmentEvent.Kind.ASSIGNED, created__gte=day_start

@@ -68,6 +68,15 @@ def _missed_by(ticket_id: int) -> frozenset[int]:
     )
 
 
+def _missed_by_many(ticket_ids: list[int]) -> dict[int, frozenset[int]]:
+    missed: dict[int, set[int]] = {}
+    for ticket_id, user_id in AssignmentEvent.objects.filter(
+        ticket_id__in=ticket_ids, kind=AssignmentEvent.Kind.MISSED
+    ).values_list("ticket_id", "user_id"):
+        missed.setdefault(ticket_id, set()).add(user_id)
+    return {ticket_id: frozenset(users) for ticket_id, users in missed.items()}
+
+
 def drain_group(*, group_id: int, now: datetime | None = None, limit: int = 200) -> int:
     """Hand waiting tickets to eligible members, most urgent first, up to their capacity.
     Returns how many were assigned."""
@@ -84,12 +93,16 @@ def drain_group(*, group_id: int, now: datetime | None = None, limit: int = 200)
         queue = list(
             waiting_tickets(group_id).select_for_update(skip_locked=True, of=("self",))[:limit]
         )
+        missed = _missed_by_many([t.pk for t in queue])
         for ticket in queue:
-            routed = route(
-                ticket=ticket, group=group, actor_id=None, now=now, exclude=_missed_by(ticket.pk)
-            )
+            exclude = missed.get(ticket.pk, frozenset())
+            routed = route(ticket=ticket, group=group, actor_id=None, now=now, exclude=exclude)
             if routed.ticket_status == TicketStatus.PENDING_PROCESS:
                 assigned += 1
+            elif not exclude:
+                # Eligibility depends on the ticket only through its exclusions: nobody took
+                # an unexcluded ticket, so nobody is free for the rest of the queue either.
+                break
     if assigned:
         logger.info("drained", extra={"group_id": group_id, "assigned": assigned})
     return assigned

@@ -324,3 +324,14 @@ def test_a_heartbeat_over_the_api_takes_a_waiting_ticket(
     assert api.as_user(agents[1]).post("/api/presence/heartbeat/").status_code == 200
     ticket.refresh_from_db()
     assert (ticket.ticket_status, ticket.handler_id) == (TicketStatus.PENDING_PROCESS, agents[1].pk)
+
+
+def test_a_drain_with_nobody_free_stops_after_one_decision(
+    agents, submit_approve, django_assert_max_num_queries
+):
+    group = HandlerGroupFactory(members=agents[:2], assign_strategy=1, requires_presence=True)
+    for _ in range(30):
+        submit_approve(group)
+    # Lock, queue, exclusions, one routing decision (its savepoint): not one per ticket.
+    with django_assert_max_num_queries(8):
+        assert routing.drain_group(group_id=group.pk) == 0
