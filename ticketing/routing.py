@@ -173,28 +173,24 @@ def reclaim_offer(
 
 
 def offer_sweep(*, now: datetime | None = None) -> int:
-    """Backstop for lost offer-timeout tasks: reclaim every offer past its timeout."""
+    """Backstop for lost offer-timeout tasks: reclaim every offer past its group's timeout."""
     now = now or timezone.now()
-    overdue = (
-        Ticket.objects.filter(
+    reclaimed = 0
+    groups = HandlerGroup.objects.filter(offer_timeout_seconds__isnull=False).values_list(
+        "pk", "offer_timeout_seconds"
+    )
+    for group_id, timeout in groups:
+        overdue = Ticket.objects.filter(
+            handler_group_id=group_id,
             process_status=ProcessStatus.APPROVED,
             ticket_status=TicketStatus.PENDING_PROCESS,
             accepted_time__isnull=True,
-            handler_group__offer_timeout_seconds__isnull=False,
             handler__isnull=False,
-        )
-        .select_related("handler_group")
-        .only("pk", "handler_id", "assigned_time", "handler_group__offer_timeout_seconds")
-    )
-    reclaimed = 0
-    for ticket in overdue[:1000]:
-        timeout = timedelta(seconds=ticket.handler_group.offer_timeout_seconds)
-        if ticket.assigned_time and ticket.assigned_time + timeout <= now:
+            assigned_time__lte=now - timedelta(seconds=timeout),
+        ).values_list("pk", "handler_id", "assigned_time")
+        for ticket_id, handler_id, assigned_time in overdue[:1000]:
             reclaimed += reclaim_offer(
-                ticket_id=ticket.pk,
-                handler_id=ticket.handler_id,
-                assigned_time=ticket.assigned_time,
-                now=now,
+                ticket_id=ticket_id, handler_id=handler_id, assigned_time=assigned_time, now=now
             )
     return reclaimed
 
