@@ -15,10 +15,6 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 logger = logging.getLogger("ticketdesk.request")
 
 
-def current_request_id() -> str | None:
-    return request_id_var.get()
-
-
 class RequestIdLogFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):

@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -25,6 +26,22 @@ class NotifyTemplate(models.Model):
 
     def __str__(self) -> str:
         return self.code
+
+    def clean(self) -> None:
+        """Channels must be registered ones: an operator's typo is refused in admin rather
+        than discovered by a sender."""
+        from .channels import channel_choices
+
+        known = {code for code, _ in channel_choices()}
+        if not isinstance(self.channels, list) or not all(
+            isinstance(c, str) for c in self.channels
+        ):
+            raise ValidationError({"channels": "A list of channel codes."})
+        unknown = sorted(set(self.channels) - known)
+        if unknown:
+            raise ValidationError(
+                {"channels": f"Unknown channel(s) {unknown}; known: {sorted(known)}."}
+            )
 
 
 class Notification(models.Model):

@@ -177,7 +177,13 @@ def _outbox_rows(notifications, channel_codes, now) -> list[OutboxDelivery]:
     add a second delivery either."""
     rows: dict[str, OutboxDelivery] = {}
     for code in channel_codes:
-        channel = get_channel(code)
+        try:
+            channel = get_channel(code)
+        except LookupError:
+            # Admin refuses unknown codes; a row edited elsewhere must not break the sender.
+            TEMPLATE_ERRORS.labels(notifications[0].template_code).inc()
+            logger.error("unknown notification channel", extra={"channel": code})
+            continue
         if not channel.external:
             continue
         targets = channel.targets(notifications)

@@ -151,3 +151,22 @@ def test_concurrent_senders_of_one_event_write_one_message_each_recipient():
     assert sum(results) == 3
     assert Notification.objects.count() == 3
     assert OutboxDelivery.objects.filter(status=DeliveryStatus.PENDING).count() == 3
+
+
+@pytest.mark.django_db
+def test_unknown_channel_codes_are_refused_in_admin_and_skipped_by_senders():
+    from django.core.exceptions import ValidationError
+
+    template = NotifyTemplate.objects.get(code="ticket-sla-warn")
+    template.channels = ["in_app", "emial"]
+    with pytest.raises(ValidationError, match="emial"):
+        template.full_clean()
+    template.save()  # written past admin: the message still goes to the inbox
+    alice = UserFactory(email="a@example.test")
+    assert (
+        len(
+            send(recipients=[alice], template_code="ticket-sla-warn", params=PARAMS, dedupe_key="k")
+        )
+        == 1
+    )
+    assert OutboxDelivery.objects.count() == 0
