@@ -201,15 +201,14 @@ def bench_token() -> str:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Permission
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     call_command("migrate", verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="bench-ranking-service")
     user.user_permissions.add(
         Permission.objects.get(content_type__app_label="queueing", codename="rank_queue")
     )
-    token, _ = Token.objects.get_or_create(user=user)
-    return token.key
+    return AuthToken.objects.create(user=user)[1]
 
 
 # Parts -----------------------------------------------------------------------------------------

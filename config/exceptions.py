@@ -1,6 +1,6 @@
 """One error shape for the whole API:
 400 {"code": "invalid_argument", "errors": {field: [messages]}}
-401/403/404/405/429 {"code": ..., "detail": "..."}
+401/403/404/405/413/429 {"code": ..., "detail": "..."}
 409 {"code": "conflict", "detail": "..."}"""
 
 from django.core.exceptions import ObjectDoesNotExist
@@ -29,6 +29,7 @@ _CODES = {
     405: "method_not_allowed",
     406: "not_acceptable",
     409: "conflict",
+    413: "payload_too_large",
     415: "unsupported_media_type",
     429: "throttled",
 }

@@ -1,15 +1,16 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from config.auth import ObtainTokenView
+from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
+from config.metrics import prometheus_metrics
+from config.views import api_not_found
 from handler_groups.apis import (
     AssignmentMetricsView,
     HandlerGroupViewSet,
     PresenceViewSet,
-    prometheus_metrics,
 )
 from notifications.apis import NotificationViewSet
 from sla.apis import SlaReportView
@@ -24,7 +25,9 @@ router.register("presence", PresenceViewSet, basename="presence")
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
+    path("api/auth/token/", TokenLoginView.as_view(), name="api-token"),
+    path("api/auth/logout/", LogoutView.as_view(), name="api-logout"),
+    path("api/auth/logout-all/", LogoutAllView.as_view(), name="api-logout-all"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/queueing/", include("queueing.urls")),
@@ -36,6 +39,8 @@ urlpatterns = [
     path("inbox/", include("notifications.inbox_urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
     path("api/", include(router.urls)),
+    # Anything else under /api/ is a JSON 404 in every mode (DEBUG's HTML page included).
+    re_path(r"^api/", api_not_found),
 ]
 
 handler404 = "config.views.not_found"

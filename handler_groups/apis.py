@@ -12,6 +12,7 @@ from config.openapi import errors
 from . import presence
 from .metrics import assignment_metrics
 from .models import AgentPresence, HandlerGroup
+from .selectors import groups_of_member, presence_rows
 from .serializers import (
     HandlerGroupSerializer,
     MetricsOutput,
@@ -81,26 +82,27 @@ class PresenceViewSet(viewsets.ViewSet):
 
     @extend_schema(responses={200: PresenceOutput(many=True), **errors(401)})
     def list(self, request):
-        from .selectors import presence_rows
-
         user = request.user
         if user.is_staff:
             ids = set(AgentPresence.objects.values_list("pk", flat=True))
             for group in HandlerGroup.objects.all():
                 ids.update(group.member_ids)
         else:
-            ids = {user.pk}
+            # Only members of a handler group have presence; leaders see their members'.
+            ids = {user.pk} if groups_of_member(user.pk).exists() else set()
             for group in HandlerGroup.objects.filter(leader=user):
                 ids.update(group.member_ids)
         return Response(PresenceOutput(presence_rows(sorted(ids), timezone.now()), many=True).data)
 
-    @extend_schema(request=None, responses={200: PresenceOutput, **errors(401)})
+    @extend_schema(request=None, responses={200: PresenceOutput, **errors(401, 403)})
     @action(detail=False, methods=["post"])
     def heartbeat(self, request):
         presence.heartbeat(user=request.user)
         return Response(self._mine(request))
 
-    @extend_schema(request=PresenceStateInput, responses={200: PresenceOutput, **errors(400, 401)})
+    @extend_schema(
+        request=PresenceStateInput, responses={200: PresenceOutput, **errors(400, 401, 403)}
+    )
     @action(detail=False, methods=["post"])
     def state(self, request):
         data = PresenceStateInput(data=request.data)
@@ -109,8 +111,6 @@ class PresenceViewSet(viewsets.ViewSet):
         return Response(self._mine(request))
 
     def _mine(self, request) -> dict:
-        from .selectors import presence_rows
-
         return PresenceOutput(presence_rows([request.user.pk], timezone.now())[0]).data
 
 
@@ -131,11 +131,3 @@ class AssignmentMetricsView(APIView):
             raise Forbidden("Only staff and the group's leader may read its metrics.")
         day = query.validated_data.get("date") or timezone.localdate()
         return Response(assignment_metrics(group=group, day=day))
-
-
-def prometheus_metrics(request):
-    """Prometheus text exposition of this process's metrics."""
-    from django.http import HttpResponse
-    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
-    return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)

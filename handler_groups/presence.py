@@ -10,8 +10,9 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from config.errors import InvalidArgument
+from config.errors import Forbidden, InvalidArgument
 
 from . import idle_pool
 from .assignment.candidates import member_rows
@@ -67,8 +68,16 @@ def _leave_routing(presence: AgentPresence, state: str, now: datetime) -> None:
     presence.save()
 
 
+def _require_member(user) -> None:
+    """Only members of a handler group have presence; anyone else is refused (Forbidden) and
+    no presence row is created for them."""
+    if not groups_of_member(user.pk).exists():
+        raise Forbidden(_("Only members of a handler group have presence."))
+
+
 def heartbeat(*, user, now: datetime | None = None) -> AgentPresence:
     """The agent's client calls this every 15–30 s; an offline agent becomes available."""
+    _require_member(user)
     now = now or timezone.now()
     with transaction.atomic():
         presence = _lock(user.pk, now)
@@ -83,6 +92,7 @@ def heartbeat(*, user, now: datetime | None = None) -> AgentPresence:
 def set_state(*, user, state: str, now: datetime | None = None) -> AgentPresence:
     if state not in SETTABLE_STATES:
         raise InvalidArgument("state", f"Must be one of {sorted(SETTABLE_STATES)}.")
+    _require_member(user)
     now = now or timezone.now()
     with transaction.atomic():
         presence = _lock(user.pk, now)

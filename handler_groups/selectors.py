@@ -3,7 +3,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from .membership import member_regex
-from .models import AssignmentEvent, GroupStatus, HandlerGroup
+from .models import AssignmentEvent, HandlerGroup
 
 
 def groups_of_member(user_id: int) -> QuerySet[HandlerGroup]:
@@ -19,18 +19,6 @@ def group_ids_for_user(user) -> list[int]:
             Q(member_user_ids__regex=member_regex(user.pk)) | Q(leader_id=user.pk)
         ).values_list("pk", flat=True)
     )
-
-
-def is_handler(user) -> bool:
-    """Whether the user is a member of any enabled handler group. Remembered on the user
-    object for the rest of the request (list pages ask once per ticket)."""
-    if not user.is_authenticated:
-        return False
-    cached = getattr(user, "_is_handler", None)
-    if cached is None:
-        cached = groups_of_member(user.pk).filter(status=GroupStatus.ENABLED).exists()
-        user._is_handler = cached
-    return cached
 
 
 def is_member(user, group: HandlerGroup) -> bool:

@@ -1,4 +1,3 @@
-import io
 import uuid
 
 import orjson
@@ -9,7 +8,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -17,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.openapi import errors
+from config.parsers import SafeJSONParser
 
 from . import services
 from .permissions import CanRankQueue
@@ -83,19 +82,6 @@ _RankValidationError = inline_serializer(
 )
 
 
-class FastJSONParser(JSONParser):
-    """orjson: parsing a 20,000-person queue is a large share of a request's time. What orjson
-    refuses (integers beyond 64 bits, lone surrogates) goes through the standard parser, so
-    validation can still name the offending index and field."""
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return super().parse(io.BytesIO(raw), media_type, parser_context)
-
-
 class FastJSONRenderer(JSONRenderer):
     """orjson for the ranked queue; the caller's own fields come back unchanged. Text orjson
     cannot encode as UTF-8 (a lone surrogate a caller sent) falls back to \\u-escaped JSON."""
@@ -115,7 +101,7 @@ class RankQueueApi(APIView):
     """Ranks a customer-service queue: the order in which the waiting customers are served."""
 
     permission_classes = [IsAuthenticated, CanRankQueue]
-    parser_classes = [FastJSONParser]
+    parser_classes = [SafeJSONParser]  # orjson; its own body limit (config/limits.py)
     renderer_classes = [FastJSONRenderer]
 
     @extend_schema(

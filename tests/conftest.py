@@ -8,13 +8,15 @@ from ticketing import services as ticket_services
 @pytest.fixture
 def api():
     """An API client; `api.as_user(user)` authenticates with the user's token."""
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     client = APIClient()
+    tokens: dict[int, str] = {}
 
     def as_user(user):
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        if user.pk not in tokens:
+            tokens[user.pk] = AuthToken.objects.create(user=user)[1]
+        client.credentials(HTTP_AUTHORIZATION=f"Token {tokens[user.pk]}")
         return client
 
     client.as_user = as_user

@@ -1,27 +1,85 @@
-"""Who may see and do what with a ticket. Lists are filtered by `visible_tickets`; a ticket
-outside it is a 404 for that user. A visible ticket whose action the user may not take is a
-403."""
+"""Who may see and do what with a ticket: the one home of these rules, used by the API and the
+console alike.
+
+- Visibility: `visible_tickets` filters every list; a ticket outside it is a 404 for that user
+  on every endpoint and page. A visible ticket whose action the user may not take is a 403.
+- Handlers are users in at least one handler group (member or leader) or with the explicit
+  permission `ticketing.handle_tickets`; staff count as handlers. Only handlers see the pool of
+  approved tickets that have no group. Everybody else sees their own tickets and nothing more.
+- Audience: staff-side viewers of a ticket (staff, its handler, its group's members and leader,
+  any handler for a no-group ticket) see everything about it; everyone else who may see it
+  (its applicant, approvers) sees its public story only: no internal notes, no routing
+  internals, no SLA rule (`Audience.sees_internals`)."""
+
+from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
 
-from handler_groups.selectors import group_ids_for_user, is_handler, is_member, leads
+from handler_groups.selectors import group_ids_for_user, is_member, leads
 
 from .models import ProcessStatus, Ticket
+
+HANDLE_PERMISSION = "ticketing.handle_tickets"
 
 
 def is_approver(user) -> bool:
     return user.is_authenticated and (user.is_staff or user.has_perm("ticketing.approve_ticket"))
 
 
+@dataclass
+class Audience:
+    """What one user is (one query, plus the permission lookup), computed once per request so
+    that lists can decide per ticket without a query per row."""
+
+    user_id: int | None
+    is_staff: bool
+    group_ids: frozenset[int] = field(default_factory=frozenset)
+    handles_ungrouped: bool = False
+
+    @property
+    def is_handler(self) -> bool:
+        return self.is_staff or self.handles_ungrouped
+
+    def sees_internals(self, ticket: Ticket) -> bool:
+        """Staff-side viewer of this ticket (internal notes, routing, SLA rule)."""
+        if self.user_id is None:
+            return False
+        if self.is_staff or ticket.handler_id == self.user_id:
+            return True
+        if ticket.handler_group_id is None:
+            return self.handles_ungrouped
+        return ticket.handler_group_id in self.group_ids
+
+
+def audience_for(user) -> Audience:
+    if not user.is_authenticated:
+        return Audience(user_id=None, is_staff=False)
+    group_ids = frozenset(group_ids_for_user(user))
+    return Audience(
+        user_id=user.pk,
+        is_staff=user.is_staff,
+        group_ids=group_ids,
+        handles_ungrouped=user.is_staff or bool(group_ids) or user.has_perm(HANDLE_PERMISSION),
+    )
+
+
+def is_handler(user) -> bool:
+    """In at least one handler group (member or leader), or allowed to handle tickets."""
+    return audience_for(user).is_handler
+
+
 def pool_scope(user) -> Q:
-    """Approved tickets the user works on: their groups' (as member or leader) and those with
-    no group. A user in no group gets only no-group tickets, never every group's (the source
-    design's fallback to "no filter" leaked tickets). Staff get every approved ticket."""
+    """Approved tickets the user works on: their groups' (as member or leader), and those with
+    no group if they are a handler. Staff get every approved ticket; a user who is no handler
+    gets none (their own tickets reach them through `visible_tickets`)."""
     approved = Q(process_status=ProcessStatus.APPROVED)
-    if user.is_staff:
+    audience = audience_for(user)
+    if audience.is_staff:
         return approved
-    group_ids = group_ids_for_user(user)
-    return approved & (Q(handler_group__isnull=True) | Q(handler_group_id__in=group_ids))
+    scope = Q(handler_group_id__in=audience.group_ids)
+    if audience.handles_ungrouped:
+        scope |= Q(handler_group__isnull=True)
+    return approved & scope
 
 
 def visible_tickets(user) -> QuerySet[Ticket]:
@@ -35,8 +93,8 @@ def visible_tickets(user) -> QuerySet[Ticket]:
 
 
 def can_handle(user, ticket: Ticket) -> bool:
-    """May take the ticket from the pool: a member of its group, or anyone in a handler group
-    when it has none, or the handler it is assigned to."""
+    """May take the ticket from the pool: a member of its group, or any handler when it has
+    none, or the handler it is assigned to."""
     if ticket.handler_id == user.pk:
         return True
     if ticket.handler_group_id is None:
@@ -47,12 +105,13 @@ def can_handle(user, ticket: Ticket) -> bool:
 def can_work_on(user, ticket: Ticket) -> bool:
     """May write internal replies and see internal content: staff, the handler, members and
     the leader of the ticket's group (any handler for a ticket with no group)."""
-    return (
-        user.is_staff
-        or ticket.handler_id == user.pk
-        or leads(user, ticket.handler_group)
-        or can_handle(user, ticket)
-    )
+    return audience_for(user).sees_internals(ticket)
+
+
+def can_pause(user, ticket: Ticket) -> bool:
+    """May stop or restart the ticket's resolve clock: its handler, its group's leader, staff.
+    Other members of the group may not decide it for a colleague."""
+    return user.is_staff or ticket.handler_id == user.pk or leads(user, ticket.handler_group)
 
 
 def can_transfer(user, ticket: Ticket) -> bool:

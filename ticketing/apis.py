@@ -1,4 +1,5 @@
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -36,6 +37,14 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             access.visible_tickets(self.request.user).select_related("sla_outcome").order_by("-id")
         )
 
+    def get_serializer_context(self) -> dict:
+        return {**super().get_serializer_context(), "audience": self._audience()}
+
+    def _audience(self) -> access.Audience:
+        if not hasattr(self, "_caller_audience"):
+            self._caller_audience = access.audience_for(self.request.user)
+        return self._caller_audience
+
     @extend_schema(responses={200: TicketOutput(many=True), **errors(400, 401, 404)})
     def list(self, request: Request, *args, **kwargs) -> Response:
         return super().list(request, *args, **kwargs)
@@ -45,7 +54,8 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         return selectors.ticket_for(self.request.user, int(self.kwargs["pk"]))
 
     def _respond(self, ticket: Ticket, code: int = status.HTTP_200_OK) -> Response:
-        return Response(TicketOutput(ticket).data, status=code)
+        data = TicketOutput(ticket, context=self.get_serializer_context()).data
+        return Response(data, status=code)
 
     @extend_schema(request=TicketSubmitInput, responses={201: TicketOutput, **errors(400, 401)})
     def create(self, request: Request) -> Response:
@@ -118,16 +128,20 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         """Waiting on applicant: the resolve clock stops until resumed or the applicant
         replies publicly."""
         ticket = self._ticket()
-        if not access.can_work_on(request.user, ticket):
-            raise Forbidden("Only the ticket's handlers may pause its SLA clock.")
+        if not access.can_pause(request.user, ticket):
+            raise Forbidden(
+                _("Only the ticket's handler, its group's leader or staff may pause its clock.")
+            )
         return self._respond(sla_services.sla_pause(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if not access.can_work_on(request.user, ticket):
-            raise Forbidden("Only the ticket's handlers may resume its SLA clock.")
+        if not access.can_pause(request.user, ticket):
+            raise Forbidden(
+                _("Only the ticket's handler, its group's leader or staff may resume its clock.")
+            )
         return self._respond(sla_services.sla_resume(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(
@@ -139,14 +153,17 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         if not access.can_transfer(request.user, ticket):
             raise Forbidden("Only the group leader or staff may transfer a ticket.")
         data = _valid(TransferInput, request.data)
-        return self._respond(
-            services.ticket_transfer(
-                ticket_id=ticket.pk,
-                user=request.user,
-                handler_id=data.get("handler_id"),
-                handler_group_id=data.get("handler_group_id"),
-            )
+        # Whoever transferred it sees the result as they saw the ticket, even when it has
+        # left their groups (a later GET may then be a 404).
+        was_internal = self._audience().sees_internals(ticket)
+        ticket = services.ticket_transfer(
+            ticket_id=ticket.pk,
+            user=request.user,
+            handler_id=data.get("handler_id"),
+            handler_group_id=data.get("handler_group_id"),
         )
+        context = {**self.get_serializer_context(), "internal": was_internal}
+        return Response(TicketOutput(ticket, context=context).data)
 
     @extend_schema(
         methods=["GET"], request=None, responses={200: ReplyOutput(many=True), **errors(401, 404)}
@@ -159,11 +176,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["get", "post"], pagination_class=None)
     def replies(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        insider = access.can_work_on(request.user, ticket)
+        insider = self._audience().sees_internals(ticket)
         if request.method == "GET":
-            replies = ticket.replies.all()
-            if not insider:
-                replies = replies.exclude(reply_type=ReplyType.INTERNAL)
+            replies = selectors.replies_for(self._audience(), ticket)
             return Response(ReplyOutput(replies, many=True).data)
         data = _valid(ReplyInput, request.data)
         reply_type = REPLY_TYPES[data["reply_type"]]
@@ -180,7 +195,8 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["get"], pagination_class=None)
     def records(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        return Response(RecordOutput(ticket.records.all(), many=True).data)
+        records = selectors.records_for(self._audience(), ticket)
+        return Response(RecordOutput(records, many=True).data)
 
     @extend_schema(
         request=None, responses={200: TicketOutput(many=True), **errors(400, 401, 403, 404)}
@@ -207,13 +223,17 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         query = _valid(PoolQuery, request.query_params)
         qs = selectors.pool_for(request.user, **query).select_related("sla_outcome")
         page = self.paginate_queryset(qs)
-        return self.get_paginated_response(TicketOutput(page, many=True).data)
+        return self.get_paginated_response(
+            TicketOutput(page, many=True, context=self.get_serializer_context()).data
+        )
 
 
 def _approvals_page(view, request):
     qs = selectors.awaiting_approval_for(request.user)
     page = view.paginate_queryset(qs)
-    return view.get_paginated_response(TicketOutput(page, many=True).data)
+    return view.get_paginated_response(
+        TicketOutput(page, many=True, context=view.get_serializer_context()).data
+    )
 
 
 def _valid(serializer_class, data) -> dict:

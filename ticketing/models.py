@@ -84,6 +84,8 @@ class Ticket(models.Model):
     response_timeout = models.BooleanField(default=False, db_default=False)
     resolve_timeout = models.BooleanField(default=False, db_default=False)
     reply_count = models.PositiveIntegerField(default=0, db_default=0)
+    # What the applicant may count: public replies only (reply_count includes internal notes).
+    public_reply_count = models.PositiveIntegerField(default=0, db_default=0)
     # SLA engine state: the matched rule, warnings sent, and "waiting on applicant".
     sla_rule = models.ForeignKey(
         "sla.SlaRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="tickets"
@@ -98,7 +100,10 @@ class Ticket(models.Model):
     class Meta:
         db_table = "oa_ticket_bill"
         ordering = ["-id"]
-        permissions = [("approve_ticket", "Can approve or reject submitted tickets")]
+        permissions = [
+            ("approve_ticket", "Can approve or reject submitted tickets"),
+            ("handle_tickets", "Can handle tickets (the no-group pool) without being in a group"),
+        ]
         indexes = [
             # The pool query: approved tickets of some groups in some status, newest first.
             models.Index(

@@ -2,8 +2,8 @@
 
 from django.db.models import QuerySet
 
-from .access import is_approver, pool_scope, visible_tickets
-from .models import ProcessStatus, Ticket, TicketStatus
+from .access import Audience, is_approver, pool_scope, visible_tickets
+from .models import ProcessStatus, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
 
 MY_HANDLING_DEFAULT = (
     TicketStatus.PENDING_PROCESS,
@@ -70,3 +70,45 @@ def awaiting_approval_for(user) -> QuerySet[Ticket]:
     return Ticket.objects.filter(process_status=ProcessStatus.APPROVING).order_by(
         "submitted_time", "id"
     )
+
+
+# The applicant's public story of their ticket: these steps, with only these details.
+PUBLIC_RECORD_DETAIL = {
+    "submit": ("field",),
+    "approve": ("field",),
+    "reject": ("field", "reason"),
+    "cancel": ("field",),
+    "reply": ("reply_id", "reply_type"),
+    "complete": ("field",),
+    "close": ("field",),
+}
+PUBLIC_REPLY_LABEL = ReplyType.PUBLIC.label
+
+
+def records_for(audience: Audience, ticket: Ticket) -> list[TicketRecord]:
+    """The ticket's audit trail as this viewer may read it: all of it for staff-side viewers;
+    for anyone else the public story — submitted, approved or rejected, cancelled, public
+    replies, completed, closed — with no internal note, routing step, SLA event or handler
+    id (the actor is kept only when it is the applicant or the author of a public reply)."""
+    records = ticket.records.select_related("actor").order_by("id")
+    if audience.sees_internals(ticket):
+        return list(records)
+    public = []
+    for record in records.filter(action__in=PUBLIC_RECORD_DETAIL):
+        detail = record.detail or {}
+        if record.action == "reply" and detail.get("reply_type") != PUBLIC_REPLY_LABEL:
+            continue
+        kept = PUBLIC_RECORD_DETAIL[record.action]
+        record.detail = {key: detail[key] for key in kept if key in detail}
+        if record.action != "reply" and record.actor_id != ticket.creator_id:
+            record.actor_id, record.actor = None, None
+        public.append(record)
+    return public
+
+
+def replies_for(audience: Audience, ticket: Ticket) -> QuerySet[TicketReply]:
+    """Every reply for staff-side viewers; public ones for everyone else."""
+    replies = ticket.replies.select_related("author").order_by("id")
+    if audience.sees_internals(ticket):
+        return replies
+    return replies.filter(reply_type=ReplyType.PUBLIC)

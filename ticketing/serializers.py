@@ -32,9 +32,21 @@ class TicketOutput(serializers.ModelSerializer):
     )
     ticket_status_label = serializers.CharField(source="get_ticket_status_display", read_only=True)
     creator_id = serializers.IntegerField(read_only=True)
-    handler_id = serializers.IntegerField(read_only=True, allow_null=True)
     handler_group_id = serializers.IntegerField(read_only=True, allow_null=True)
-    sla_rule_id = serializers.IntegerField(read_only=True, allow_null=True)
+    handler_id = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="The handler; null for viewers outside the team (applicants, approvers).",
+    )
+    sla_rule_id = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="The matched SLA rule; null for viewers outside the team.",
+    )
+    reply_count = serializers.IntegerField(
+        read_only=True,
+        help_text="Replies on the ticket; for viewers outside the team, public replies only.",
+    )
     sla_outcome = serializers.SerializerMethodField()
 
     class Meta:
@@ -74,6 +86,22 @@ class TicketOutput(serializers.ModelSerializer):
             "sla_outcome",
         ]
         read_only_fields = fields
+
+    def to_representation(self, ticket: Ticket) -> dict:
+        """Staff-side viewers get every field. Everyone else who may see the ticket (its
+        applicant, approvers) gets its public story: public replies counted, no handler id,
+        no SLA rule. Pass the caller's `access.Audience` as context["audience"] (or decide
+        with context["internal"], e.g. for a transfer out of the caller's groups)."""
+        data = super().to_representation(ticket)
+        internal = self.context.get("internal")
+        if internal is None:
+            audience = self.context.get("audience")
+            internal = audience is not None and audience.sees_internals(ticket)
+        if not internal:
+            data["reply_count"] = ticket.public_reply_count
+            data["handler_id"] = None
+            data["sla_rule_id"] = None
+        return data
 
     @extend_schema_field(SlaOutcomeOutput(allow_null=True))
     def get_sla_outcome(self, ticket: Ticket) -> dict | None:

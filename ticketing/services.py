@@ -371,7 +371,10 @@ def ticket_reply(
         reply = TicketReply.objects.create(
             ticket_id=ticket_id, author=author, reply_type=reply_type, content=content
         )
-        Ticket.objects.filter(pk=ticket_id).update(reply_count=F("reply_count") + 1)
+        counts = {"reply_count": F("reply_count") + 1}
+        if reply_type == ReplyType.PUBLIC:
+            counts["public_reply_count"] = F("public_reply_count") + 1
+        Ticket.objects.filter(pk=ticket_id).update(**counts)
         record(
             ticket_id=ticket_id,
             action="reply",

@@ -204,9 +204,9 @@ def pool(request: HttpRequest) -> HttpResponse:
 # --- the ticket page -----------------------------------------------------------------------
 
 
-def _record_rows(ticket: Ticket) -> list[dict]:
+def _record_rows(audience: access.Audience, ticket: Ticket) -> list[dict]:
     rows = []
-    for record in ticket.records.select_related("actor"):
+    for record in selectors.records_for(audience, ticket):
         detail = dict(record.detail or {})
         field = detail.pop("field", "ticket_status")
         labels = ProcessStatus if field == "process_status" else TicketStatus
@@ -235,6 +235,7 @@ def _record_rows(ticket: Ticket) -> list[dict]:
 def _allowed_actions(user, ticket: Ticket) -> dict[str, bool]:
     """Which action forms to show; each service still decides."""
     insider = access.can_work_on(user, ticket)
+    may_pause = access.can_pause(user, ticket)
     approved = ticket.process_status == ProcessStatus.APPROVED
     is_open = approved and ticket.ticket_status in OPEN_STATUSES
     reply_closed = ticket.ticket_status == TicketStatus.CLOSED or ticket.process_status in (
@@ -244,8 +245,8 @@ def _allowed_actions(user, ticket: Ticket) -> dict[str, bool]:
     return {
         "accept": _can_accept(user, ticket),
         "reply": not reply_closed and (insider or ticket.creator_id == user.pk),
-        "pause": is_open and insider and not ticket.sla_paused,
-        "resume": is_open and insider and ticket.sla_paused,
+        "pause": is_open and may_pause and not ticket.sla_paused,
+        "resume": is_open and may_pause and ticket.sla_paused,
         "complete": (
             approved
             and ticket.ticket_status == TicketStatus.PROCESSING
@@ -267,10 +268,9 @@ def _render_detail(
     user = request.user
     # Visibility was checked by the caller (ticket_for); load what the page shows in one go.
     ticket = Ticket.objects.select_related(*LIST_RELATED).get(pk=ticket.pk)
-    insider = access.can_work_on(user, ticket)
-    replies = ticket.replies.select_related("author")
-    if not insider:
-        replies = replies.exclude(reply_type=ReplyType.INTERNAL)
+    audience = access.audience_for(user)
+    insider = audience.sees_internals(ticket)
+    replies = selectors.replies_for(audience, ticket)
     actions = _allowed_actions(user, ticket)
     forms = forms or {}
     context = {
@@ -279,7 +279,7 @@ def _render_detail(
         "outcome": SlaOutcome.objects.filter(ticket=ticket).first(),
         "insider": insider,
         "replies": replies,
-        "records": _record_rows(ticket),
+        "records": _record_rows(audience, ticket),
         "actions": actions,
         "reply_form": forms.get("reply") or ReplyForm(allow_internal=insider),
         "reject_form": forms.get("reject") or RejectForm(),
@@ -351,8 +351,8 @@ def ticket_pause(request: HttpRequest, ticket_id: int) -> HttpResponse:
     return _perform(
         request,
         ticket,
-        allowed=access.can_work_on(request.user, ticket),
-        denied="Only the ticket's handlers may pause its SLA clock.",
+        allowed=access.can_pause(request.user, ticket),
+        denied="Only the ticket's handler, its group's leader or staff may pause its clock.",
         call=lambda: sla_services.sla_pause(ticket_id=ticket.pk, user=request.user),
         success="Waiting on the applicant: the resolve clock is paused.",
     )
@@ -365,8 +365,8 @@ def ticket_resume(request: HttpRequest, ticket_id: int) -> HttpResponse:
     return _perform(
         request,
         ticket,
-        allowed=access.can_work_on(request.user, ticket),
-        denied="Only the ticket's handlers may resume its SLA clock.",
+        allowed=access.can_pause(request.user, ticket),
+        denied="Only the ticket's handler, its group's leader or staff may resume its clock.",
         call=lambda: sla_services.sla_resume(ticket_id=ticket.pk, user=request.user),
         success="Resumed: the resolve clock is running again.",
     )

@@ -1,6 +1,7 @@
 """Settings shared by every environment. 12-factor: everything that differs between
 deployments comes from the environment (DATABASE_URL, REDIS_URL, CELERY_BROKER_URL, ...)."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -24,7 +25,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "django_filters",
     "drf_spectacular",
     "django_celery_beat",
@@ -33,10 +35,12 @@ INSTALLED_APPS = [
     "sla",
     "notifications",
     "queueing",
+    "accounts",
 ]
 
 MIDDLEWARE = [
     "config.request_id.RequestIdMiddleware",
+    "config.limits.ApiBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -45,6 +49,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a locked-out login into the lock-out response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -84,8 +90,45 @@ CACHES = {
 }
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": env.int("PASSWORD_MIN_LENGTH", default=10)},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# django-axes checks every authentication (login page, admin, API token) first: after
+# AXES_FAILURE_LIMIT failures for one username from one address, that pair is locked out for
+# AXES_COOLOFF_HOURS (admin: Axes › Access attempts, delete a row to clear it; or
+# `manage.py axes_reset_username NAME`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=0.25)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_VERBOSE = False
+# Behind a proxy, the client address comes from the header the proxy sets (X-Forwarded-For).
+AXES_IPWARE_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+    if env.int("TRUSTED_PROXY_COUNT", default=0)
+    else ["REMOTE_ADDR"]
+)
+
+# API tokens (django-rest-knox): stored as digests, expire after TOKEN_TTL_HOURS, revoked by
+# logout, logout-all and any password change (accounts/signals.py).
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=env.float("TOKEN_TTL_HOURS", default=10)),
+    "AUTH_HEADER_PREFIX": "Token",
+    "AUTO_REFRESH": False,
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env("TIME_ZONE", default="UTC")
@@ -106,7 +149,7 @@ LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -114,13 +157,37 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.SafeJSONParser"],
+    # Rates are read from THROTTLE_RATES at request time (config/throttling.py).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "config.throttling.AnonThrottle",
+        "config.throttling.UserThrottle",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "config.pagination.Pagination",
     "PAGE_SIZE": 20,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
 }
+
+# Requests per period (s, m, h, d): "anon" per client address, "user" per account, "login"
+# the token endpoint per client address (on top of the lock-out after failed passwords).
+THROTTLE_RATES = {
+    "anon": env("THROTTLE_ANON", default="60/min"),
+    "user": env("THROTTLE_USER", default="1200/min"),
+    "login": env("THROTTLE_LOGIN", default="10/min"),
+}
+# Number of proxies in front of the app whose X-Forwarded-For DRF may trust for the client
+# address (throttles); 0 means REMOTE_ADDR.
+REST_FRAMEWORK["NUM_PROXIES"] = env.int("TRUSTED_PROXY_COUNT", default=0) or None
+
+# API bodies larger than this are refused with 413 in the JSON error shape, before they are
+# read (config/limits.py). Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) covers the pages.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1024 * 1024)
+
+# /metrics answers a Prometheus scraper presenting `Authorization: Bearer <METRICS_TOKEN>`
+# (and staff); with no token set, staff only.
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Ticketdesk API",
@@ -155,6 +222,9 @@ QUEUEING_REDIS_URL = env("QUEUEING_REDIS_URL", default=REDIS_URL)
 QUEUEING_KEY_PREFIX = env("QUEUEING_KEY_PREFIX", default="lechat_")
 QUEUEING_MAX_PERSONS = env.int("QUEUEING_MAX_PERSONS", default=20_000)
 QUEUEING_JUMP_TTL_SECONDS = env.int("QUEUEING_JUMP_TTL_SECONDS", default=7 * 24 * 3600)
+# The ranking endpoint's own body limit: QUEUEING_MAX_PERSONS persons as ordinary (indented)
+# JSON with every optional field fit with room to spare (tests/security/test_hostile_input.py).
+QUEUEING_MAX_BODY_BYTES = env.int("QUEUEING_MAX_BODY_BYTES", default=12 * 1024 * 1024)
 
 LOGGING = {
     "version": 1,

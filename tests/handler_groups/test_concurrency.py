@@ -43,13 +43,13 @@ def test_parallel_accepts_of_one_ticket_have_exactly_one_winner():
 
 def test_parallel_accepts_over_http_one_200_rest_409(live_server):
     import requests
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     handlers = [UserFactory(username=f"h{i}") for i in range(6)]
     group = HandlerGroupFactory(members=handlers, assign_strategy=0)
     (ticket_id,) = submit_many(group, 1)
     services.ticket_approve(ticket_id=ticket_id, approver=ApproverFactory())
-    tokens = [Token.objects.create(user=h).key for h in handlers]
+    tokens = [AuthToken.objects.create(user=h)[1] for h in handlers]
     url = f"{live_server.url}/api/tickets/{ticket_id}/accept/"
 
     statuses = run_in_parallel(

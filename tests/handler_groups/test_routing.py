@@ -287,10 +287,11 @@ def test_assignment_metrics_api(api, agents, submit_approve, staff):
     assert api.as_user(staff).get("/api/metrics/assignment/?group=999999").status_code == 404
 
 
-def test_prometheus_metrics_endpoint(client, agents, submit_approve):
+def test_prometheus_metrics_endpoint(client, agents, submit_approve, settings):
+    settings.METRICS_TOKEN = "scrape-me"
     group = HandlerGroupFactory(members=agents[:1], assign_strategy=1)
     submit_approve(group)
-    body = client.get("/metrics").content.decode()
+    body = client.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-me").content.decode()
     assert "assignment_pick_seconds_bucket" in body
     assert "notifications_sent_total" in body
 

@@ -6,6 +6,7 @@ from django.core.management import call_command
 
 from sla.models import ClockSegment, SlaRule
 from sla.selectors import match_rule
+from tests.factories import StaffFactory
 from tests.sla.conftest import T0
 
 pytestmark = pytest.mark.django_db
@@ -80,8 +81,11 @@ def test_sla_fields_in_the_api(api, approved, people, rule):
     body = api.as_user(people["applicant"]).get(f"/api/tickets/{ticket.pk}/").json()
     assert body["response_deadline"].startswith("2026-03-02T10:00:00")
     assert body["resolve_deadline"].startswith("2026-03-02T13:00:00")
-    assert body["sla_rule_id"] == rule.pk
     assert body["sla_paused"] is False
+    # The rule is the team's business, not the applicant's.
+    assert body["sla_rule_id"] is None
+    staff_side = api.as_user(StaffFactory()).get(f"/api/tickets/{ticket.pk}/").json()
+    assert staff_side["sla_rule_id"] == rule.pk
 
 
 def test_recompute_after_a_rule_change(approved, rule, capsys):

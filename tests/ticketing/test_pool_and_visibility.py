@@ -42,10 +42,21 @@ def test_pending_shows_my_groups_and_no_group_tickets(api, world):
     ]
 
 
-def test_user_in_no_group_sees_only_no_group_tickets(api, world):
+def test_user_in_no_group_sees_no_pool_at_all(api, world):
+    """The no-group pool belongs to handlers; a user in no group is not one."""
     loner = UserFactory(username="loner")
-    assert titles(api.as_user(loner).get("/api/tickets/pool/?view=pending")) == ["orphan"]
-    assert titles(api.as_user(loner).get("/api/tickets/pool/?view=all")) == ["orphan"]
+    assert titles(api.as_user(loner).get("/api/tickets/pool/?view=pending")) == []
+    assert titles(api.as_user(loner).get("/api/tickets/pool/?view=all")) == []
+    assert api.as_user(loner).get(f"/api/tickets/{world['none'].pk}/").status_code == 404
+
+
+def test_the_handle_permission_opens_only_the_no_group_pool(api, world):
+    from django.contrib.auth.models import Permission
+
+    clerk = UserFactory(username="clerk")
+    clerk.user_permissions.add(Permission.objects.get(codename="handle_tickets"))
+    assert titles(api.as_user(clerk).get("/api/tickets/pool/?view=pending")) == ["orphan"]
+    assert titles(api.as_user(clerk).get("/api/tickets/pool/?view=all")) == ["orphan"]
 
 
 def test_staff_see_every_approved_ticket(api, world, staff):
@@ -134,9 +145,9 @@ def test_a_member_of_another_group_can_neither_read_nor_act(api, world):
 def test_another_applicant_cannot_see_my_ticket(api, world):
     stranger = UserFactory(username="stranger")
     assert api.as_user(stranger).get(f"/api/tickets/{world['unapproved'].pk}/").status_code == 404
-    listed = api.as_user(stranger).get("/api/tickets/").json()["results"]
-    # Only the approved no-group ticket, which is in everybody's pool by design.
-    assert [t["title"] for t in listed] == ["orphan"]
+    assert api.as_user(stranger).get(f"/api/tickets/{world['none'].pk}/").status_code == 404
+    # Not even the approved no-group ticket: that pool is the handlers'.
+    assert api.as_user(stranger).get("/api/tickets/").json()["results"] == []
 
 
 def test_members_do_not_see_their_groups_tickets_before_approval(api, world):
@@ -153,7 +164,7 @@ def test_applicant_lists_own_tickets(api, world, applicant):
 
 def test_user_in_no_group_cannot_accept_a_no_group_ticket(api, world):
     loner = UserFactory(username="loner")
-    assert api.as_user(loner).post(f"/api/tickets/{world['none'].pk}/accept/").status_code == 403
+    assert api.as_user(loner).post(f"/api/tickets/{world['none'].pk}/accept/").status_code == 404
     assert (
         api.as_user(world["carol"]).post(f"/api/tickets/{world['none'].pk}/accept/").status_code
         == 200

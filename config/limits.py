@@ -1,0 +1,51 @@
+"""Request body limits for the API: 413 in the JSON error shape, decided from Content-Length
+before the body is read (and again by the parser while reading, for bodies without one).
+
+The default is API_MAX_BODY_BYTES; the queue ranking takes whole queues and has its own
+(QUEUEING_MAX_BODY_BYTES). Pages keep Django's DATA_UPLOAD_MAX_MEMORY_SIZE."""
+
+from django.conf import settings
+from django.http import JsonResponse
+from rest_framework import status
+from rest_framework.exceptions import APIException
+
+QUEUEING_PREFIX = "/api/queueing/"
+
+
+def body_limit_for(path: str) -> int:
+    if path.startswith(QUEUEING_PREFIX):
+        return settings.QUEUEING_MAX_BODY_BYTES
+    return settings.API_MAX_BODY_BYTES
+
+
+def too_large_message(limit: int) -> str:
+    return f"The request body is larger than this endpoint's limit of {limit} bytes."
+
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+
+    def __init__(self, limit: int):
+        super().__init__(too_large_message(limit))
+
+
+class ApiBodyLimitMiddleware:
+    """Refuses an API request whose declared body exceeds the endpoint's limit, unread."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path.startswith("/api/"):
+            try:
+                declared = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                declared = 0
+            limit = body_limit_for(request.path)
+            if declared > limit:
+                return JsonResponse(
+                    {"code": "payload_too_large", "detail": too_large_message(limit)},
+                    status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+                )
+        return self.get_response(request)
