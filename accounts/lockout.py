@@ -25,9 +25,7 @@ def lockout_response(request, original_response=None, credentials=None):
             "Too many failed logins: try again in %(minutes)d minutes or ask an administrator."
         ) % {"minutes": math.ceil(retry_after / 60)}
     if request.path.startswith("/api/"):
-        response = JsonResponse(
-            {"code": "locked_out", "detail": message}, status=LOCKED_OUT_STATUS
-        )
+        response = JsonResponse({"code": "locked_out", "detail": message}, status=LOCKED_OUT_STATUS)
     else:
         response = render(
             request, "registration/locked_out.html", {"message": message}, status=LOCKED_OUT_STATUS

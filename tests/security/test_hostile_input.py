@@ -1,0 +1,140 @@
+"""Hostile input is a 4xx in the error shape, cheaply and without a traceback in the log:
+deep nesting, oversized bodies, odd ids — with DEBUG on or off."""
+
+import io
+import json
+import logging
+import time
+
+import pytest
+from rest_framework.exceptions import ParseError
+from rest_framework.test import APIClient
+
+from config.limits import PayloadTooLarge
+from config.parsers import SafeJSONParser
+from tests.factories import StaffFactory, UserFactory
+
+DEEP = b"[" * 5000 + b"]" * 5000
+
+
+@pytest.fixture
+def staff_api(db):
+    client = APIClient()
+    client.force_authenticate(StaffFactory())
+    return client
+
+
+def assert_no_error_logged(caplog):
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
+    assert not any(r.exc_info for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/auth/token/", "/api/tickets/", "/api/queueing/rank/", "/api/handler-groups/"]
+)
+def test_deeply_nested_json_is_a_cheap_400_without_a_traceback(staff_api, caplog, path):
+    caplog.set_level(logging.INFO)
+    client = staff_api if path != "/api/auth/token/" else APIClient()
+    started = time.perf_counter()
+    response = client.generic("POST", path, DEEP, content_type="application/json")
+    elapsed = time.perf_counter() - started
+    assert response.status_code == 400
+    assert response.json() == {
+        "code": "invalid_argument",
+        "errors": {"body": ["JSON nested too deeply."]},
+    }
+    assert elapsed < 1.0  # orjson stops at depth 1,024 in microseconds; generous bound
+    assert_no_error_logged(caplog)
+
+
+def test_deep_nesting_behind_a_value_orjson_refuses_is_still_a_400():
+    """A lone surrogate sends the body to the standard parser; nesting there is caught too."""
+    body = b'["\\udc00", ' + b"[" * 5000 + b"]" * 5000 + b"]"
+    with pytest.raises(ParseError, match="nested too deeply"):
+        SafeJSONParser().parse(io.BytesIO(body), parser_context={})
+
+
+def test_a_body_over_the_api_limit_is_a_413_in_the_error_shape(staff_api, settings):
+    settings.API_MAX_BODY_BYTES = 10_000
+    body = json.dumps({"title": "x", "content": "y" * 20_000, "priority": 2})
+    response = staff_api.generic("POST", "/api/tickets/", body, content_type="application/json")
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+    assert "10000 bytes" in response.json()["detail"]
+
+
+def test_the_default_api_limit_refuses_a_two_megabyte_ticket(staff_api):
+    body = json.dumps({"title": "x", "content": "y" * 2_000_000, "priority": 2})
+    response = staff_api.generic("POST", "/api/tickets/", body, content_type="application/json")
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+
+
+def test_a_body_without_a_declared_length_is_capped_while_read(settings):
+    settings.API_MAX_BODY_BYTES = 100
+
+    class Request:
+        path = "/api/tickets/"
+
+    with pytest.raises(PayloadTooLarge):
+        SafeJSONParser().parse(
+            io.BytesIO(b'"' + b"a" * 200 + b'"'), parser_context={"request": Request()}
+        )
+
+
+def test_the_largest_documented_queue_fits_as_ordinary_json(db, settings):
+    """QUEUEING_MAX_PERSONS persons, indented as a person would write them, every field set:
+    under the ranking endpoint's own limit (and over the general API limit)."""
+    person = {
+        "uid": "customer-000000000000",
+        "already_wait_time": 1800.5,
+        "is_online": 1,
+        "is_complaint": 0,
+        "confirm_num": 1,
+        "not_confirm_num": 0,
+        "is_ssvip": 0,
+        "be_jump": 0,
+        "channel": "chat",
+    }
+    queue = {
+        "queue": [
+            {**person, "uid": f"customer-{i:012d}"} for i in range(settings.QUEUEING_MAX_PERSONS)
+        ]
+    }
+    size = len(json.dumps(queue, indent=4).encode())
+    assert settings.API_MAX_BODY_BYTES < size < settings.QUEUEING_MAX_BODY_BYTES
+
+
+def test_a_ranking_request_over_its_limit_is_a_413(db, settings):
+    settings.QUEUEING_MAX_BODY_BYTES = 1000
+    client = APIClient()
+    client.force_authenticate(StaffFactory())
+    body = json.dumps({"queue": [{"uid": f"u{i}"} for i in range(200)]})
+    response = client.generic("POST", "/api/queueing/rank/", body, content_type="application/json")
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+
+
+@pytest.mark.parametrize("debug", [True, False])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/handler-groups/%C2%84/",
+        "/api/tickets/abc/",
+        "/api/tickets/1x/replies/",
+        "/api/no-such-thing/",
+        "/api/tickets/%00/",
+    ],
+)
+def test_api_404s_are_json_in_every_mode(db, settings, debug, path):
+    settings.DEBUG = debug
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["code"] == "not_found"
+    response = client.post(path, {}, format="json")
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
