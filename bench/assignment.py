@@ -30,7 +30,7 @@ STRATEGIES = {1: "round robin", 2: "least load", 3: "online priority", 4: "longe
 
 
 def bench_pick(picks: int) -> None:
-    from handler_groups import idle_pool
+    from routing import idle_pool
 
     group_id = 990001
     agents = 20
@@ -76,11 +76,11 @@ def bench_least_load_queries(members: int) -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from handler_groups.assignment.base import PickContext
-    from handler_groups.assignment.candidates import member_rows, policy_of
-    from handler_groups.assignment.eligibility import eligible_ids
-    from handler_groups.assignment.least_load import LeastLoad
     from handler_groups.services import handler_group_save
+    from routing.strategies.base import PickContext
+    from routing.strategies.candidates import member_rows, policy_of
+    from routing.strategies.eligibility import eligible_ids
+    from routing.strategies.least_load import LeastLoad
     from ticketing.models import ACTIVE_STATUSES, Ticket
 
     reset()

@@ -93,7 +93,7 @@ def naive_scan(now):
     one by one."""
     from django.db import transaction
 
-    from notifications.services import send
+    from notifications.sending import send
     from ticketing.models import Ticket, TicketRecord
 
     events = 0
@@ -165,7 +165,7 @@ def main() -> None:
     setup_django()
     from unittest import mock
 
-    from notifications import services as notification_services
+    from notifications import sending
     from sla.scanner import sla_scan
 
     with Timer() as t:
@@ -176,7 +176,7 @@ def main() -> None:
     )
     set_based, naive = [], []
     # Deliveries are enqueued after commit; keep the broker out of the measurement.
-    with mock.patch.object(notification_services, "_enqueue", return_value=None):
+    with mock.patch.object(sending, "enqueue_deliveries", return_value=None):
         for _ in range(args.runs):
             reset_events()
             with Timer() as t:

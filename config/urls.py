@@ -7,12 +7,9 @@ from rest_framework.routers import DefaultRouter
 from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
 from config.metrics import prometheus_metrics
 from config.views import api_not_found
-from handler_groups.apis import (
-    AssignmentMetricsView,
-    HandlerGroupViewSet,
-    PresenceViewSet,
-)
+from handler_groups.apis import HandlerGroupViewSet
 from notifications.apis import NotificationViewSet
+from routing.apis import AssignmentMetricsView, PresenceViewSet
 from sla.apis import SlaReportView
 from ticketing.apis import TicketViewSet
 
@@ -35,8 +32,8 @@ urlpatterns = [
     path("api/metrics/assignment/", AssignmentMetricsView.as_view(), name="assignment-metrics"),
     path("metrics", prometheus_metrics, name="prometheus-metrics"),
     path("metrics/", prometheus_metrics),
-    path("console/", include("ticketing.console_urls")),
-    path("inbox/", include("notifications.inbox_urls")),
+    path("console/", include("console.urls")),
+    path("inbox/", include("console.inbox_urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
     path("api/", include(router.urls)),
     # Anything else under /api/ is a JSON 404 in every mode (DEBUG's HTML page included).

@@ -4,6 +4,7 @@ from django.utils.html import format_html
 
 from .models import DeliveryStatus, Notification, NotifyTemplate, OutboxDelivery, Webhook
 from .rendering import TemplateError, placeholders, render
+from .sending import enqueue_deliveries
 
 
 @admin.register(NotifyTemplate)
@@ -73,13 +74,11 @@ class OutboxDeliveryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Retry the selected failed deliveries now")
     def retry_now(self, request, queryset):
-        from .services import _enqueue
-
         ids = list(queryset.filter(status=DeliveryStatus.FAILED).values_list("pk", flat=True))
         queryset.filter(pk__in=ids).update(
             status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=timezone.now()
         )
-        _enqueue(ids)
+        enqueue_deliveries(ids)
         self.message_user(request, f"{len(ids)} deliveries queued again.")
 
     def has_add_permission(self, request) -> bool:

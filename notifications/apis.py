@@ -6,7 +6,7 @@ from rest_framework.response import Response
 
 from config.openapi import errors
 
-from . import selectors, services
+from . import inbox, selectors
 from .models import Notification
 from .serializers import InboxQuery, NotificationOutput, ReadAllOutput, UnreadCountOutput
 
@@ -52,11 +52,11 @@ class NotificationViewSet(viewsets.GenericViewSet):
             notification_id = int(pk)
         except (TypeError, ValueError):
             raise NotFound() from None
-        if not services.inbox_mark_read(user=request.user, notification_id=notification_id):
+        if not inbox.inbox_mark_read(user=request.user, notification_id=notification_id):
             raise NotFound()
         return Response(NotificationOutput(self.get_queryset().get(pk=notification_id)).data)
 
     @extend_schema(request=None, responses={200: ReadAllOutput, **errors(401)})
     @action(detail=False, methods=["post"], url_path="read-all")
     def read_all(self, request):
-        return Response({"marked": services.inbox_mark_all_read(user=request.user)})
+        return Response({"marked": inbox.inbox_mark_all_read(user=request.user)})

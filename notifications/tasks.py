@@ -1,14 +1,15 @@
 from celery import shared_task
 
-from . import services
+from . import delivery
+from .sending import DELIVER_TASK
 
 
-@shared_task(name="notifications.deliver", ignore_result=True)
+@shared_task(name=DELIVER_TASK, ignore_result=True)
 def deliver(delivery_id: int) -> str:
     """Perform one outbox delivery; safe to run twice (the claim is compare-and-set)."""
-    return services.delivery_attempt(delivery_id=delivery_id)
+    return delivery.delivery_attempt(delivery_id=delivery_id)
 
 
 @shared_task(name="notifications.outbox_sweep", ignore_result=True)
 def outbox_sweep() -> int:
-    return services.outbox_sweep()
+    return delivery.outbox_sweep()

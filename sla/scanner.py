@@ -16,7 +16,7 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from handler_groups.models import HandlerGroup
-from notifications.services import Message, send_batch
+from notifications.sending import Message, send_batch
 from ticketing.models import TicketRecord
 
 logger = logging.getLogger(__name__)

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from config.errors import ConflictError
 from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket
+from ticketing.transitions import record
 
 from .calendars import business_calendar
 from .deadlines import deadline_with_pauses, hours_to_timedelta, pauses_from_events, running_time
@@ -68,8 +69,6 @@ def _pauses(ticket_id: int):
 def sla_pause(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
     """Waiting on applicant: stop the resolve clock. Compare-and-set on the pause flag; an
     already paused or no longer open ticket is a conflict."""
-    from ticketing.services import record
-
     now = now or timezone.now()
     with transaction.atomic():
         claimed = Ticket.objects.filter(
@@ -92,8 +91,6 @@ def sla_pause(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
 def sla_resume(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
     """Resume the resolve clock; the resolve deadline moves later by the paused business
     time (recomputed from the segment log)."""
-    from ticketing.services import record
-
     now = now or timezone.now()
     with transaction.atomic():
         claimed = Ticket.objects.filter(pk=ticket_id, sla_paused=True).update(

@@ -14,10 +14,13 @@ console alike.
 from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext_lazy as _
 
+from config.errors import Forbidden
 from handler_groups.selectors import group_ids_for_user, is_member, leads
 
-from .models import ProcessStatus, Ticket
+from .lifecycle import ACTIONS, actions_allowed_now
+from .models import ProcessStatus, Ticket, TicketStatus
 
 HANDLE_PERMISSION = "ticketing.handle_tickets"
 
@@ -120,3 +123,66 @@ def can_transfer(user, ticket: Ticket) -> bool:
 
 def can_close(user, ticket: Ticket) -> bool:
     return user.is_staff or ticket.creator_id == user.pk
+
+
+def can_accept(user, ticket: Ticket) -> bool:
+    """A pool ticket: whoever may handle it; an assigned one: only its handler."""
+    if ticket.ticket_status == TicketStatus.PENDING_PROCESS:
+        return ticket.handler_id == user.pk
+    return can_handle(user, ticket)
+
+
+# Who may take each action on a ticket they can see (the state is lifecycle's business).
+_RULES = {
+    "approve": lambda user, ticket: is_approver(user),
+    "reject": lambda user, ticket: is_approver(user),
+    "cancel": lambda user, ticket: ticket.creator_id == user.pk,
+    # Whoever may handle it; that it is assigned to someone else is a state conflict (409).
+    "accept": can_handle,
+    "reply": lambda user, ticket: ticket.creator_id == user.pk or can_work_on(user, ticket),
+    "internal_reply": can_work_on,
+    "pause": can_pause,
+    "resume": can_pause,
+    "complete": lambda user, ticket: ticket.handler_id == user.pk,
+    "transfer": can_transfer,
+    "close": can_close,
+}
+
+DENIED = {
+    "approve": _("Only approvers may approve tickets."),
+    "reject": _("Only approvers may reject tickets."),
+    "cancel": _("Only the applicant may cancel a ticket awaiting approval."),
+    "accept": _("Only members of the ticket's handler group may accept it."),
+    "reply": _("Only the applicant and the handlers may reply."),
+    "internal_reply": _("Only handlers may write internal replies."),
+    "pause": _("Only the ticket's handler, its group's leader or staff may pause its clock."),
+    "resume": _("Only the ticket's handler, its group's leader or staff may resume its clock."),
+    "complete": _("Only the ticket's handler may complete it."),
+    "transfer": _("Only the group leader or staff may transfer a ticket."),
+    "close": _("Only the applicant or staff may close a ticket."),
+}
+
+
+def may(action: str, user, ticket: Ticket) -> bool:
+    return _RULES[action](user, ticket)
+
+
+def require(action: str, user, ticket: Ticket) -> None:
+    """Raise Forbidden (a 403, on the API and the pages alike) unless the user may take this
+    action on this ticket; whether its state allows it is the service's to say (409)."""
+    if not may(action, user, ticket):
+        raise Forbidden(str(DENIED[action]))
+
+
+def require_approver(user) -> None:
+    """For the approvers' queue (no ticket yet)."""
+    if not is_approver(user):
+        raise Forbidden(str(_("Only approvers have an approval queue.")))
+
+
+def permitted_actions(user, ticket: Ticket) -> dict[str, bool]:
+    """What to offer this user on this ticket now: allowed by its state and by who they are."""
+    now_allowed = actions_allowed_now(ticket)
+    permitted = {action: action in now_allowed and may(action, user, ticket) for action in ACTIONS}
+    permitted["accept"] = permitted["accept"] and can_accept(user, ticket)
+    return permitted

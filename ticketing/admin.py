@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.utils import timezone
 
 from .models import Ticket, TicketRecord, TicketReply
-from .services import record
+from .transitions import record
 
 
 class TicketRecordInline(admin.TabularInline):

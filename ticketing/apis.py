@@ -1,12 +1,10 @@
 from django.db.models import QuerySet
-from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.errors import Forbidden
 from config.openapi import errors
 from sla import services as sla_services
 
@@ -71,8 +69,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if not access.is_approver(request.user):
-            raise Forbidden("Only approvers may approve tickets.")
+        access.require("approve", request.user, ticket)
         return self._respond(services.ticket_approve(ticket_id=ticket.pk, approver=request.user))
 
     @extend_schema(
@@ -81,8 +78,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if not access.is_approver(request.user):
-            raise Forbidden("Only approvers may reject tickets.")
+        access.require("reject", request.user, ticket)
         data = _valid(RejectInput, request.data)
         return self._respond(
             services.ticket_reject(
@@ -94,32 +90,28 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if ticket.creator_id != request.user.pk and not request.user.is_staff:
-            raise Forbidden("Only the applicant may cancel a ticket awaiting approval.")
+        access.require("cancel", request.user, ticket)
         return self._respond(services.ticket_cancel(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
     @action(detail=True, methods=["post"])
     def accept(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if not access.can_handle(request.user, ticket):
-            raise Forbidden("Only members of the ticket's handler group may accept it.")
+        access.require("accept", request.user, ticket)
         return self._respond(services.ticket_accept(ticket_id=ticket.pk, handler=request.user))
 
     @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
     @action(detail=True, methods=["post"])
     def complete(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if ticket.handler_id != request.user.pk:
-            raise Forbidden("Only the ticket's handler may complete it.")
+        access.require("complete", request.user, ticket)
         return self._respond(services.ticket_complete(ticket_id=ticket.pk, handler=request.user))
 
     @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
     @action(detail=True, methods=["post"])
     def close(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if not access.can_close(request.user, ticket):
-            raise Forbidden("Only the applicant or staff may close a ticket.")
+        access.require("close", request.user, ticket)
         return self._respond(services.ticket_close(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
@@ -128,20 +120,14 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         """Waiting on applicant: the resolve clock stops until resumed or the applicant
         replies publicly."""
         ticket = self._ticket()
-        if not access.can_pause(request.user, ticket):
-            raise Forbidden(
-                _("Only the ticket's handler, its group's leader or staff may pause its clock.")
-            )
+        access.require("pause", request.user, ticket)
         return self._respond(sla_services.sla_pause(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if not access.can_pause(request.user, ticket):
-            raise Forbidden(
-                _("Only the ticket's handler, its group's leader or staff may resume its clock.")
-            )
+        access.require("resume", request.user, ticket)
         return self._respond(sla_services.sla_resume(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(
@@ -150,8 +136,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def transfer(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        if not access.can_transfer(request.user, ticket):
-            raise Forbidden("Only the group leader or staff may transfer a ticket.")
+        access.require("transfer", request.user, ticket)
         data = _valid(TransferInput, request.data)
         # Whoever transferred it sees the result as they saw the ticket, even when it has
         # left their groups (a later GET may then be a 404).
@@ -176,16 +161,14 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["get", "post"], pagination_class=None)
     def replies(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
-        insider = self._audience().sees_internals(ticket)
         if request.method == "GET":
             replies = selectors.replies_for(self._audience(), ticket)
             return Response(ReplyOutput(replies, many=True).data)
         data = _valid(ReplyInput, request.data)
         reply_type = REPLY_TYPES[data["reply_type"]]
-        if reply_type == ReplyType.INTERNAL and not insider:
-            raise Forbidden("Only handlers may write internal replies.")
-        if not insider and ticket.creator_id != request.user.pk:
-            raise Forbidden("Only the applicant and the handlers may reply.")
+        if reply_type == ReplyType.INTERNAL:
+            access.require("internal_reply", request.user, ticket)
+        access.require("reply", request.user, ticket)
         reply = services.ticket_reply(
             ticket_id=ticket.pk, author=request.user, reply_type=reply_type, content=data["content"]
         )
@@ -210,8 +193,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     )
     def awaiting_approval(self, request: Request) -> Response:
         """Submitted tickets waiting for an approver, oldest first (approvers only)."""
-        if not access.is_approver(request.user):
-            raise Forbidden("Only approvers have an approval queue.")
+        access.require_approver(request.user)
         return _approvals_page(self, request)
 
     @extend_schema(

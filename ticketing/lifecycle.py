@@ -104,3 +104,47 @@ class IllegalTransition(ConflictError):
     def with_message(self, message: str) -> "IllegalTransition":
         self.args = (message,)
         return self
+
+
+# Which actions a ticket's state allows now, whoever asks (access.py adds who may).
+ACTIONS = (
+    "approve",
+    "reject",
+    "cancel",
+    "accept",
+    "reply",
+    "pause",
+    "resume",
+    "complete",
+    "transfer",
+    "close",
+)
+_OPEN = (TicketStatus.PENDING_ASSIGN, TicketStatus.PENDING_PROCESS, TicketStatus.PROCESSING)
+
+
+def actions_allowed_now(ticket) -> frozenset[str]:
+    """The actions the ticket's current state allows (each service still re-checks with its
+    compare-and-set): derived from the transitions above, the SLA pause flag and whether the
+    conversation is over."""
+    allowed = set()
+    if ticket.process_status == ProcessStatus.APPROVING:
+        allowed |= {"approve", "reject", "cancel"}
+    approved = ticket.process_status == ProcessStatus.APPROVED
+    if approved:
+        for name, transition in (
+            ("accept", ACCEPT),
+            ("complete", COMPLETE),
+            ("close", CLOSE),
+            ("transfer", TRANSFER_TO_GROUP),
+        ):
+            if ticket.ticket_status in transition.sources:
+                allowed.add(name)
+        if ticket.ticket_status in _OPEN:
+            allowed.add("resume" if ticket.sla_paused else "pause")
+    conversation_over = ticket.ticket_status == TicketStatus.CLOSED or ticket.process_status in (
+        ProcessStatus.REJECTED,
+        ProcessStatus.CANCELLED,
+    )
+    if not conversation_over:
+        allowed.add("reply")
+    return frozenset(allowed)

@@ -5,7 +5,7 @@ and counted by send) must not undo the ticket change that triggered it."""
 import logging
 
 from notifications.rendering import TemplateError
-from notifications.services import send
+from notifications.sending import send
 
 from .models import ReplyType, Ticket, TicketReply
 

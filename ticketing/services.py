@@ -1,142 +1,28 @@
-"""Ticket lifecycle services. Each is keyword-only, owns its transaction, applies one
-transition of the state machine (lifecycle.py) with a compare-and-set UPDATE and writes the
-audit record in the same transaction."""
+"""The ticket workflow: submit, approve, reject, cancel, accept, reply, complete, close,
+transfer. Each service is keyword-only, owns its transaction and applies transitions of the
+state machine through `transitions.apply_transition` (compare-and-set + the audit record);
+routing decides who gets a ticket (routing.route), sla starts and stops its clocks."""
 
 import logging
 from datetime import datetime
-from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F, Model, Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from config.errors import InvalidArgument
-from handler_groups import presence
-from handler_groups.assignment import pick_handler
-from handler_groups.models import AssignmentEvent, HandlerGroup
+from handler_groups.models import HandlerGroup
+from routing import presence
+from routing.offers import offer_answered
+from routing.route import lock_group, route
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
 
-from . import lifecycle, notify, routing
-from .lifecycle import IllegalTransition, Transition
-from .models import ProcessStatus, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
+from . import lifecycle, notify
+from .lifecycle import IllegalTransition
+from .models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
+from .transitions import apply_transition, record
 
 logger = logging.getLogger(__name__)
-
-
-def record(
-    *,
-    ticket_id: int,
-    action: str,
-    actor_id: int | None,
-    now: datetime,
-    from_status: int | None = None,
-    to_status: int | None = None,
-    detail: dict[str, Any] | None = None,
-) -> TicketRecord:
-    return TicketRecord.objects.create(
-        ticket_id=ticket_id,
-        action=action,
-        actor_id=actor_id,
-        created=now,
-        from_status=from_status,
-        to_status=to_status,
-        detail=detail or {},
-    )
-
-
-def apply_transition(
-    *,
-    ticket_id: int,
-    transition: Transition,
-    actor_id: int | None,
-    now: datetime,
-    values: dict[str, Any] | None = None,
-    condition: Q | None = None,
-    detail: dict[str, Any] | None = None,
-) -> Ticket:
-    """Move the ticket along `transition` if it is still in one of the source statuses
-    (compare-and-set: the UPDATE's WHERE is the check, so two racing callers cannot both
-    win). Takes the ticket's row lock until the caller's transaction ends. Raises
-    IllegalTransition, changing nothing, when the ticket is not in a source status."""
-    assert connection.in_atomic_block, "apply_transition must run inside transaction.atomic"
-    conditions = {f"{transition.field}__in": transition.sources}
-    if transition.requires_approved:
-        conditions["process_status"] = ProcessStatus.APPROVED
-    updates = {transition.field: transition.target, **(values or {})}
-    claimed = _compare_and_set(
-        Ticket.objects.filter(condition or Q(), pk=ticket_id, **conditions),
-        previous_field=transition.field,
-        updates=updates,
-    )
-    if claimed is None:
-        current = Ticket.objects.filter(pk=ticket_id).values_list(transition.field, flat=True)
-        raise IllegalTransition(transition, current.first())
-    previous, ticket = claimed
-    record(
-        ticket_id=ticket_id,
-        action=transition.name,
-        actor_id=actor_id,
-        now=now,
-        from_status=previous,
-        to_status=transition.target,
-        detail={"field": transition.field, **(detail or {})},
-    )
-    return ticket
-
-
-def _compare_and_set(queryset, *, previous_field: str, updates: dict[str, Any]):
-    """One statement: lock the row matching the queryset's WHERE, update it, and return the
-    previous value of `previous_field` with the updated ticket — or None when no row matched.
-
-        WITH old AS (SELECT id, <field> FROM t WHERE <where> FOR UPDATE)
-        UPDATE t SET … FROM old WHERE t.id = old.id RETURNING old.<field>, t.*
-
-    The WHERE is the queryset's own, on the locked table, so after waiting for a concurrent
-    writer PostgreSQL re-checks it against the new row version (a lost race matches nothing).
-    """
-    meta = Ticket._meta
-    table = connection.ops.quote_name(meta.db_table)
-    compiler = queryset.query.get_compiler(connection=connection)
-    where_sql, where_params = compiler.compile(queryset.query.where)
-    assignments, set_params = [], []
-    for name, value in updates.items():
-        field = meta.get_field(name)
-        if isinstance(value, Model):
-            value = value.pk
-        assignments.append(f"{connection.ops.quote_name(field.column)} = %s")
-        set_params.append(field.get_db_prep_save(value, connection))
-    fields = meta.concrete_fields
-    returning = ", ".join(f"{table}.{connection.ops.quote_name(f.column)}" for f in fields)
-    column = connection.ops.quote_name(meta.get_field(previous_field).column)
-    sql = (
-        f"WITH old AS (SELECT {table}.id, {table}.{column} AS previous FROM {table} "
-        f"WHERE {where_sql} FOR UPDATE) "
-        f"UPDATE {table} SET {', '.join(assignments)} FROM old WHERE {table}.id = old.id "
-        f"RETURNING old.previous, {returning}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*where_params, *set_params])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    converters = [
-        (f, f.get_db_converters(connection) + connection.ops.get_db_converters(f)) for f in fields
-    ]
-    values = []
-    for (field, field_converters), value in zip(converters, row[1:], strict=True):
-        for converter in field_converters:
-            value = converter(value, field, connection)
-        values.append(value)
-    ticket = Ticket.from_db(connection.alias, [f.attname for f in fields], values)
-    return row[0], ticket
-
-
-def _lock_group(group_id: int | None) -> HandlerGroup | None:
-    """Lock the group row (routing state: the round-robin cursor, loads). Always locked before
-    ticket rows."""
-    if group_id is None:
-        return None
-    return HandlerGroup.objects.select_for_update().get(pk=group_id)
 
 
 def _bill_code(now: datetime) -> str:
@@ -185,88 +71,6 @@ def ticket_submit(
     return ticket
 
 
-def route(
-    *,
-    ticket: Ticket,
-    group: HandlerGroup | None,
-    actor_id: int | None,
-    now: datetime,
-    exclude: frozenset[int] = frozenset(),
-    overflowed: bool = False,
-) -> Ticket:
-    """Put an approved ticket that is waiting for a handler (status 0 or 1) in front of the
-    group's strategy: assigned → status 2, otherwise it waits in the pool (status 1), queued
-    for its group. The caller holds the group lock. A failing strategy never fails the
-    caller: the ticket then simply waits in the pool."""
-    handler_id, pick_ms = None, None
-    if group is not None:
-        try:
-            with transaction.atomic():
-                handler_id, pick_ms = pick_handler(
-                    group=group, ticket_id=ticket.pk, now=now, exclude=exclude
-                )
-        except Exception:
-            logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
-            handler_id = None
-    if handler_id is not None:
-        ticket = apply_transition(
-            ticket_id=ticket.pk,
-            transition=lifecycle.ASSIGN,
-            actor_id=actor_id,
-            now=now,
-            values={
-                "handler_id": handler_id,
-                "assigned_time": now,
-                "accepted_time": None,
-                "queued_time": None,
-            },
-            detail={"handler_id": handler_id, "strategy": group.assign_strategy},
-        )
-        ticket.handler_group = group
-        AssignmentEvent.objects.create(
-            group=group,
-            ticket_id=ticket.pk,
-            user_id=handler_id,
-            kind=AssignmentEvent.Kind.ASSIGNED,
-            strategy=group.assign_strategy,
-            pick_ms=pick_ms,
-            overflowed=overflowed,
-            reclaimed=bool(exclude),
-            created=now,
-        )
-        if group.offer_timeout_seconds:
-            notify.offered(ticket, group.offer_timeout_seconds)
-            schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
-        else:
-            notify.assigned(ticket)
-        return ticket
-    if ticket.ticket_status == TicketStatus.SUBMITTED:
-        return apply_transition(
-            ticket_id=ticket.pk,
-            transition=lifecycle.ENTER_POOL,
-            actor_id=actor_id,
-            now=now,
-            values={"queued_time": now},
-        )
-    return ticket
-
-
-def schedule_offer_timeout(*, ticket: Ticket, seconds: int) -> None:
-    """After commit, a delayed task re-checks the offer when it runs out; the offer sweep is
-    the backstop for a lost task."""
-    from .tasks import reclaim_offer
-
-    args = (ticket.pk, ticket.handler_id, ticket.assigned_time.isoformat())
-
-    def enqueue():
-        try:
-            reclaim_offer.apply_async(args, countdown=seconds)
-        except Exception:
-            logger.exception("could not schedule the offer timeout", extra={"ticket_id": args[0]})
-
-    transaction.on_commit(enqueue)
-
-
 def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> Ticket:
     """Approve, start the SLA clocks and route the ticket, all in one transaction."""
     now = now or timezone.now()
@@ -285,7 +89,7 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
         # The group lock serialises every routing decision of the group, so it is taken as
         # late as possible. Taking it after this ticket's row is safe: nobody who holds a
         # group lock ever waits for a ticket that is only now leaving approval.
-        group = _lock_group(ticket.handler_group_id)
+        group = lock_group(ticket.handler_group_id)
         return route(ticket=ticket, group=group, actor_id=approver.pk, now=now)
 
 
@@ -341,9 +145,7 @@ def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ti
                 notify.assigned(ticket)  # the handler's inbox confirms what they took
             if ticket.handler_group_id:
                 # An answered offer: the agent is routable again in this group.
-                routing.offer_answered(
-                    group_id=ticket.handler_group_id, user_id=handler.pk, now=now
-                )
+                offer_answered(group_id=ticket.handler_group_id, user_id=handler.pk, now=now)
             return ticket
         except IllegalTransition as exc:
             current = Ticket.objects.filter(pk=ticket_id).values("ticket_status", "handler_id")

@@ -30,12 +30,14 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "django_celery_beat",
+    "accounts",
     "handler_groups",
-    "ticketing",
-    "sla",
     "notifications",
     "queueing",
-    "accounts",
+    "ticketing",
+    "sla",
+    "routing",
+    "console",
 ]
 
 MIDDLEWARE = [

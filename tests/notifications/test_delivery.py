@@ -12,9 +12,11 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from notifications import services
+from notifications import delivery as delivery_module
+from notifications import sending
+from notifications.delivery import backoff_seconds, delivery_attempt, outbox_sweep
 from notifications.models import DeliveryStatus, NotifyTemplate, OutboxDelivery, Webhook
-from notifications.services import backoff_seconds, delivery_attempt, outbox_sweep, send
+from notifications.sending import send
 from tests.factories import UserFactory
 
 PARAMS = {"billCode": "TK1", "title": "VPN", "type": "resolve", "deadline": "17:00"}
@@ -65,8 +67,8 @@ def webhook(db, receiver):
 @pytest.fixture
 def no_enqueue(monkeypatch):
     """Deliveries are performed explicitly by the test, not by a broker."""
-    monkeypatch.setattr(services, "_enqueue", lambda ids: None)
-    monkeypatch.setattr(services, "_schedule", lambda *a: None)
+    monkeypatch.setattr(sending, "enqueue_deliveries", lambda ids: None)
+    monkeypatch.setattr(delivery_module, "_schedule", lambda *a: None)
 
 
 def webhook_delivery():
@@ -109,14 +111,15 @@ def test_server_errors_retry_with_backoff_then_fail(webhook, receiver, no_enqueu
     receiver.statuses = [503] * 10
     delivery = webhook_delivery()
     now = timezone.now()
-    for attempt in range(1, services.MAX_ATTEMPTS):
+    for attempt in range(1, delivery_module.MAX_ATTEMPTS):
         assert delivery_attempt(delivery_id=delivery.pk, now=now) == DeliveryStatus.PENDING
         delivery.refresh_from_db()
         assert delivery.attempts == attempt
         assert "503" in delivery.last_error
         wait = delivery.next_attempt_at - now
         ceiling = min(
-            services.BACKOFF_CAP_SECONDS, services.BACKOFF_BASE_SECONDS * 2 ** (attempt - 1)
+            delivery_module.BACKOFF_CAP_SECONDS,
+            delivery_module.BACKOFF_BASE_SECONDS * 2 ** (attempt - 1),
         )
         assert timedelta(seconds=ceiling / 2) <= wait <= timedelta(seconds=ceiling)
         # Not due yet: a premature run does nothing.
@@ -125,7 +128,7 @@ def test_server_errors_retry_with_backoff_then_fail(webhook, receiver, no_enqueu
     assert delivery_attempt(delivery_id=delivery.pk, now=now) == DeliveryStatus.FAILED
     delivery.refresh_from_db()
     assert delivery.status == DeliveryStatus.FAILED
-    assert len(receiver.requests) == services.MAX_ATTEMPTS
+    assert len(receiver.requests) == delivery_module.MAX_ATTEMPTS
 
 
 @pytest.mark.django_db
@@ -173,7 +176,7 @@ def test_email_goes_through_djangos_backend(no_enqueue):
 @pytest.mark.django_db
 def test_sweep_reenqueues_lost_and_abandoned_deliveries(monkeypatch):
     enqueued = []
-    monkeypatch.setattr(services, "_enqueue", lambda ids: enqueued.extend(ids))
+    monkeypatch.setattr(sending, "enqueue_deliveries", lambda ids: enqueued.extend(ids))
     user = UserFactory(email="d@example.test")
     send(recipients=[user], template_code="ticket-sla-timeout", params=PARAMS, dedupe_key="k")
     lost = OutboxDelivery.objects.get()

@@ -1,6 +1,6 @@
 import pytest
 
-from notifications.services import send
+from notifications.sending import send
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -101,9 +101,9 @@ def test_lifecycle_events_reach_the_inbox(api, applicant, approver):
 
 
 def test_delivery_state_is_visible_on_the_message(api, alice, monkeypatch):
-    from notifications import services as notification_services
+    from notifications import sending
 
-    monkeypatch.setattr(notification_services, "_enqueue", lambda ids: None)
+    monkeypatch.setattr(sending, "enqueue_deliveries", lambda ids: None)
     alice.email = "alice@example.test"
     alice.save()
     notify(alice, "a1")

@@ -4,7 +4,7 @@ import pytest
 
 from notifications.models import DeliveryStatus, Notification, NotifyTemplate, OutboxDelivery
 from notifications.rendering import TemplateError, render
-from notifications.services import send
+from notifications.sending import send
 from tests.concurrency import run_in_parallel
 from tests.factories import UserFactory
 

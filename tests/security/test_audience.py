@@ -5,7 +5,7 @@ rule — and only the handler, the group's leader or staff stop the clock."""
 import pytest
 from rest_framework.test import APIClient
 
-from handler_groups.models import AgentPresence
+from routing.models import AgentPresence
 from sla.models import SlaRule
 from tests.factories import ApproverFactory, HandlerGroupFactory, StaffFactory, UserFactory
 from ticketing import services

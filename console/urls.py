@@ -1,0 +1,22 @@
+from django.urls import path
+
+from .views import applicant, approvals, pool, ticket
+
+app_name = "console"
+
+urlpatterns = [
+    path("", pool.pool, name="pool"),
+    path("my-tickets/", applicant.my_tickets, name="my-tickets"),
+    path("approvals/", approvals.approvals, name="approvals"),
+    path("submit/", applicant.submit, name="submit"),
+    path("tickets/<int:ticket_id>/", ticket.ticket_detail, name="ticket"),
+    path("tickets/<int:ticket_id>/accept/", ticket.ticket_accept, name="ticket-accept"),
+    path("tickets/<int:ticket_id>/reply/", ticket.ticket_reply, name="ticket-reply"),
+    path("tickets/<int:ticket_id>/pause/", ticket.ticket_pause, name="ticket-pause"),
+    path("tickets/<int:ticket_id>/resume/", ticket.ticket_resume, name="ticket-resume"),
+    path("tickets/<int:ticket_id>/complete/", ticket.ticket_complete, name="ticket-complete"),
+    path("tickets/<int:ticket_id>/transfer/", ticket.ticket_transfer, name="ticket-transfer"),
+    path("tickets/<int:ticket_id>/close/", ticket.ticket_close, name="ticket-close"),
+    path("tickets/<int:ticket_id>/approve/", approvals.ticket_approve, name="ticket-approve"),
+    path("tickets/<int:ticket_id>/reject/", approvals.ticket_reject, name="ticket-reject"),
+]

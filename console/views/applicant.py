@@ -1,0 +1,49 @@
+"""The applicant's pages: their tickets and the submission form."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from config.errors import InvalidArgument
+from console.badges import with_badges
+from console.forms import TicketSubmitForm
+from console.pages import LIST_RELATED, PAGE_SIZE, detail_url, render_console
+from ticketing import selectors, services
+
+
+@login_required
+@require_GET
+def my_tickets(request: HttpRequest) -> HttpResponse:
+    tickets = selectors.my_submitted_tickets(request.user).select_related(*LIST_RELATED)
+    page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render_console(
+        request,
+        "console/my_tickets.html",
+        {"page": page, "tickets": with_badges(page, timezone.now())},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def submit(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return render_console(request, "console/submit.html", {"form": TicketSubmitForm()})
+    form = TicketSubmitForm(request.POST)
+    if form.is_valid():
+        try:
+            ticket = services.ticket_submit(creator=request.user, **form.submit_arguments())
+        except InvalidArgument as exc:
+            field = "handler_group" if exc.field == "handler_group_id" else exc.field
+            form.add_error(field if field in form.fields else None, exc.message)
+        else:
+            messages.success(
+                request,
+                f"Ticket {ticket.bill_code} submitted. An approver will review it shortly.",
+            )
+            return redirect(detail_url(ticket.pk))
+    messages.error(request, "The ticket was not submitted: please fix the errors below.")
+    return render_console(request, "console/submit.html", {"form": form}, status=400)

@@ -1,0 +1,234 @@
+"""The ticket page, as each viewer may see it (staff-side viewers everything, the applicant and
+approvers the public story: see ticketing/access.py), and its actions: each one POST form that
+parses its input, calls one service and answers with a redirect or the page again with the
+error's status."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from config.errors import ConflictError, Forbidden, InvalidArgument
+from console.badges import badge_display
+from console.forms import RejectForm, ReplyForm, TransferForm
+from console.pages import (
+    LIST_RELATED,
+    detail_url,
+    error_message,
+    error_status,
+    perform,
+    render_console,
+    safe_next,
+    visible_ticket,
+)
+from sla import services as sla_services
+from sla.models import SlaOutcome
+from sla.selectors import sla_badge
+from ticketing import access, selectors, services
+from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketStatus
+
+
+def _record_rows(audience: access.Audience, ticket: Ticket) -> list[dict]:
+    rows = []
+    for record in selectors.records_for(audience, ticket):
+        detail = dict(record.detail or {})
+        field = detail.pop("field", "ticket_status")
+        labels = ProcessStatus if field == "process_status" else TicketStatus
+
+        def label(value, labels=labels):
+            if value is None:
+                return None
+            try:
+                return labels(value).label
+            except ValueError:
+                return str(value)
+
+        rows.append(
+            {
+                "created": record.created,
+                "actor": record.actor,
+                "action": record.action.replace("_", " "),
+                "from_label": label(record.from_status),
+                "to_label": label(record.to_status),
+                "detail": ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in detail.items()),
+            }
+        )
+    return rows
+
+
+def render_ticket(
+    request: HttpRequest, ticket: Ticket, *, status: int = 200, forms: dict | None = None
+) -> HttpResponse:
+    user = request.user
+    # Visibility was checked by the caller (ticket_for); load what the page shows in one go.
+    ticket = Ticket.objects.select_related(*LIST_RELATED).get(pk=ticket.pk)
+    audience = access.audience_for(user)
+    insider = audience.sees_internals(ticket)
+    actions = access.permitted_actions(user, ticket)
+    forms = forms or {}
+    context = {
+        "ticket": ticket,
+        "sla": badge_display(sla_badge(ticket, timezone.now())),
+        "outcome": SlaOutcome.objects.filter(ticket=ticket).first(),
+        "insider": insider,
+        "replies": selectors.replies_for(audience, ticket),
+        "records": _record_rows(audience, ticket),
+        "actions": actions,
+        "reply_form": forms.get("reply") or ReplyForm(allow_internal=insider),
+        "reject_form": forms.get("reject") or RejectForm(),
+        "transfer_form": (
+            forms.get("transfer") or (TransferForm() if actions["transfer"] else None)
+        ),
+        "any_action": any(actions.values()),
+    }
+    return render_console(request, "console/ticket_detail.html", context, status=status)
+
+
+def action_failed(
+    request: HttpRequest, ticket_id: int, exc: Exception, forms: dict | None = None
+) -> HttpResponse:
+    messages.error(request, error_message(exc))
+    try:
+        ticket = selectors.ticket_for(request.user, ticket_id)
+    except Ticket.DoesNotExist:  # the action lost a race that also took the ticket away
+        return redirect("console:pool")
+    return render_ticket(request, ticket, status=error_status(exc), forms=forms)
+
+
+def _perform(request, ticket, **kwargs) -> HttpResponse:
+    return perform(request, ticket, render_failure=action_failed, **kwargs)
+
+
+@login_required
+@require_GET
+def ticket_detail(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    return render_ticket(request, visible_ticket(request, ticket_id))
+
+
+@login_required
+@require_POST
+def ticket_accept(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    return _perform(
+        request,
+        ticket,
+        action="accept",
+        call=lambda: services.ticket_accept(ticket_id=ticket.pk, handler=request.user),
+        success=f"You accepted {ticket.bill_code}; it is now in My handling.",
+        redirect_to=safe_next(request, detail_url(ticket.pk)),
+    )
+
+
+@login_required
+@require_POST
+def ticket_reply(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    insider = access.can_work_on(request.user, ticket)
+    form = ReplyForm(request.POST, allow_internal=insider)
+    try:
+        access.require("reply", request.user, ticket)
+        if request.POST.get("reply_type") == str(ReplyType.INTERNAL):
+            access.require("internal_reply", request.user, ticket)
+    except Forbidden as exc:
+        return action_failed(request, ticket.pk, exc)
+    if not form.is_valid():
+        exc = InvalidArgument("content", "The reply was not sent: see the errors below.")
+        return action_failed(request, ticket.pk, exc, forms={"reply": form})
+    reply_type = form.cleaned_data["reply_type"]
+    return _perform(
+        request,
+        ticket,
+        action="internal_reply" if reply_type == ReplyType.INTERNAL else "reply",
+        call=lambda: services.ticket_reply(
+            ticket_id=ticket.pk,
+            author=request.user,
+            reply_type=reply_type,
+            content=form.cleaned_data["content"],
+        ),
+        success="Internal note added." if reply_type == ReplyType.INTERNAL else "Reply sent.",
+        redirect_to=detail_url(ticket.pk) + "#replies",
+    )
+
+
+@login_required
+@require_POST
+def ticket_pause(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    return _perform(
+        request,
+        ticket,
+        action="pause",
+        call=lambda: sla_services.sla_pause(ticket_id=ticket.pk, user=request.user),
+        success="Waiting on the applicant: the resolve clock is paused.",
+    )
+
+
+@login_required
+@require_POST
+def ticket_resume(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    return _perform(
+        request,
+        ticket,
+        action="resume",
+        call=lambda: sla_services.sla_resume(ticket_id=ticket.pk, user=request.user),
+        success="Resumed: the resolve clock is running again.",
+    )
+
+
+@login_required
+@require_POST
+def ticket_complete(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    return _perform(
+        request,
+        ticket,
+        action="complete",
+        call=lambda: services.ticket_complete(ticket_id=ticket.pk, handler=request.user),
+        success=f"{ticket.bill_code} is completed; the applicant has been told.",
+    )
+
+
+@login_required
+@require_POST
+def ticket_transfer(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    try:
+        access.require("transfer", request.user, ticket)
+    except Forbidden as exc:
+        return action_failed(request, ticket.pk, exc)
+    form = TransferForm(request.POST)
+    if not form.is_valid():
+        exc = InvalidArgument("transfer", "The ticket was not transferred: see the form.")
+        return action_failed(request, ticket.pk, exc, forms={"transfer": form})
+    try:
+        services.ticket_transfer(
+            ticket_id=ticket.pk, user=request.user, **form.transfer_arguments()
+        )
+    except InvalidArgument as exc:
+        field = exc.field if exc.field in form.fields else None
+        form.add_error(field, exc.message)
+        return action_failed(request, ticket.pk, exc, forms={"transfer": form})
+    except (ConflictError, Forbidden) as exc:
+        return action_failed(request, ticket.pk, exc)
+    messages.success(request, f"{ticket.bill_code} was transferred.")
+    try:
+        selectors.ticket_for(request.user, ticket.pk)
+    except Ticket.DoesNotExist:  # handed to a group the user does not work in
+        return redirect("console:pool")
+    return redirect(detail_url(ticket.pk))
+
+
+@login_required
+@require_POST
+def ticket_close(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    return _perform(
+        request,
+        ticket,
+        action="close",
+        call=lambda: services.ticket_close(ticket_id=ticket.pk, user=request.user),
+        success=f"{ticket.bill_code} is closed.",
+    )

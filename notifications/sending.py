@@ -1,0 +1,224 @@
+"""Sending: one service, exactly once. `send` writes, in the caller's transaction, one inbox
+message per recipient and one outbox row per external delivery; a unique constraint on
+(recipient, dedupe_key) makes a replayed event harmless. The deliveries are enqueued after
+commit by the task's name (delivery.py performs them)."""
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from celery import current_app
+from django.db import connection, transaction
+from django.utils import timezone
+from prometheus_client import Counter
+
+from .channels import get_channel
+from .models import Notification, NotifyTemplate, OutboxDelivery
+from .rendering import TemplateError, render
+
+logger = logging.getLogger(__name__)
+
+DELIVER_TASK = "notifications.deliver"
+
+SENT = Counter("notifications_sent_total", "Inbox messages written", ["template"])
+DUPLICATES = Counter(
+    "notifications_duplicates_total", "Sends ignored as already delivered", ["template"]
+)
+TEMPLATE_ERRORS = Counter(
+    "notifications_template_errors_total",
+    "Sends refused: unknown template or missing params",
+    ["template"],
+)
+
+
+def _user_id(recipient) -> int:
+    return recipient if isinstance(recipient, int) else recipient.pk
+
+
+@dataclass(frozen=True)
+class Message:
+    """One event to notify: who, with which parameters, under which dedupe key."""
+
+    recipients: Iterable
+    params: dict[str, object]
+    dedupe_key: str
+    ticket_id: int | None = None
+
+
+def send(
+    *,
+    recipients: Iterable,
+    template_code: str,
+    params: dict[str, object],
+    dedupe_key: str,
+    ticket_id: int | None = None,
+    now: datetime | None = None,
+) -> list[Notification]:
+    """Notify each recipient (users or user ids; duplicates collapse) once per dedupe_key.
+    Returns the messages newly written (empty when all were sent before). Raises
+    TemplateError for an unknown template or a missing parameter, writing nothing."""
+    return send_batch(
+        template_code=template_code,
+        messages=[Message(recipients, params, dedupe_key, ticket_id)],
+        now=now,
+    )
+
+
+def send_batch(
+    *, template_code: str, messages: list[Message], now: datetime | None = None
+) -> list[Notification]:
+    """`send` for many events of one template in a constant number of queries (the SLA
+    scanner's path). All messages render before anything is written: one bad message
+    refuses the batch."""
+    now = now or timezone.now()
+    template = NotifyTemplate.objects.filter(code=template_code).first()
+    if template is None:
+        TEMPLATE_ERRORS.labels(template_code).inc()
+        logger.error("unknown notification template", extra={"template": template_code})
+        raise TemplateError(f"unknown notification template {template_code!r}")
+    rows = []
+    for message in messages:
+        try:
+            title = render(template.title, message.params)
+            content = render(template.content, message.params)
+        except TemplateError as exc:
+            TEMPLATE_ERRORS.labels(template_code).inc()
+            logger.error(
+                "notification template error",
+                extra={
+                    "template": template_code,
+                    "error": str(exc),
+                    "dedupe_key": message.dedupe_key,
+                },
+            )
+            raise TemplateError(f"template {template_code!r}: {exc}") from exc
+        params_json = json.dumps(message.params, default=str)
+        for user_id in dict.fromkeys(_user_id(r) for r in message.recipients if r is not None):
+            rows.append(
+                (
+                    user_id,
+                    template_code,
+                    title,
+                    content,
+                    params_json,
+                    message.dedupe_key,
+                    message.ticket_id,
+                    now,
+                )
+            )
+    if not template.enabled:
+        logger.info("notification template disabled", extra={"template": template_code})
+        return []
+    if not rows:
+        return []
+    # Inside a caller's transaction no savepoint is needed: any error here propagates and
+    # rolls the caller back with everything it wrote.
+    with transaction.atomic(savepoint=False):
+        created = _insert_once(rows)
+        DUPLICATES.labels(template_code).inc(len(rows) - len(created))
+        if not created:
+            return []
+        by_key = {(row[0], row[5]): row for row in rows}
+        notifications = []
+        for notification_id, recipient_id, dedupe_key in created:
+            row = by_key[(recipient_id, dedupe_key)]
+            notifications.append(
+                Notification(
+                    pk=notification_id,
+                    recipient_id=recipient_id,
+                    template_code=template_code,
+                    title=row[2],
+                    content=row[3],
+                    params=json.loads(row[4]),
+                    dedupe_key=dedupe_key,
+                    ticket_id=row[6],
+                    created=now,
+                )
+            )
+        deliveries = _outbox_rows(notifications, template.channels, now)
+        SENT.labels(template_code).inc(len(notifications))
+        if deliveries:
+            ids = [d.pk for d in deliveries]
+            transaction.on_commit(lambda: enqueue_deliveries(ids))
+    return notifications
+
+
+def _insert_once(rows: list[tuple]) -> list[tuple[int, int, str]]:
+    """INSERT … ON CONFLICT DO NOTHING RETURNING id: the constraint decides, not a prior read,
+    so concurrent senders of the same event cannot both write."""
+    created: list[tuple[int, int, str]] = []
+    with connection.cursor() as cursor:
+        for offset in range(0, len(rows), 1000):
+            chunk = rows[offset : offset + 1000]
+            placeholders = ",".join(["(%s,%s,%s,%s,%s::jsonb,%s,%s,%s)"] * len(chunk))
+            cursor.execute(
+                f"""
+                INSERT INTO oa_notification
+                    (recipient_id, template_code, title, content, params, dedupe_key,
+                     ticket_id, created)
+                VALUES {placeholders}
+                ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING
+                RETURNING id, recipient_id, dedupe_key
+                """,
+                [value for row in chunk for value in row],
+            )
+            created.extend(cursor.fetchall())
+    return created
+
+
+def _outbox_rows(notifications, channel_codes, now) -> list[OutboxDelivery]:
+    """One delivery per recipient and target (email), or per event and target for channels
+    that speak to a room rather than a person (a webhook posts an SLA timeout once, not once
+    per recipient). The idempotency key is unique, so a later send of the same event cannot
+    add a second delivery either."""
+    rows: dict[str, OutboxDelivery] = {}
+    for code in channel_codes:
+        try:
+            channel = get_channel(code)
+        except LookupError:
+            # Admin refuses unknown codes; a row edited elsewhere must not break the sender.
+            TEMPLATE_ERRORS.labels(notifications[0].template_code).inc()
+            logger.error("unknown notification channel", extra={"channel": code})
+            continue
+        if not channel.external:
+            continue
+        targets = channel.targets(notifications)
+        for notification in notifications:
+            for target in targets.get(notification.pk, []):
+                scope = notification.dedupe_key if channel.per_event else notification.pk
+                key = hashlib.sha256(f"{scope}:{code}:{target}".encode()).hexdigest()
+                rows.setdefault(
+                    key,
+                    OutboxDelivery(
+                        notification=notification,
+                        channel=code,
+                        target=target,
+                        next_attempt_at=now,
+                        created=now,
+                        idempotency_key=key,
+                    ),
+                )
+    if not rows:
+        return []
+    OutboxDelivery.objects.bulk_create(rows.values(), ignore_conflicts=True)
+    # Those this send wrote (a conflicting row belongs to an earlier send's notification).
+    return list(
+        OutboxDelivery.objects.filter(
+            idempotency_key__in=list(rows), notification__in=[n.pk for n in notifications]
+        )
+    )
+
+
+def enqueue_deliveries(delivery_ids: list[int]) -> None:
+    """Hand each delivery to a worker (by the task's name: tasks.py defines it)."""
+    for delivery_id in delivery_ids:
+        try:
+            current_app.send_task(DELIVER_TASK, args=(delivery_id,))
+        except Exception:  # the broker is down: the sweep will pick the row up
+            logger.exception("could not enqueue delivery", extra={"delivery_id": delivery_id})
+
+
+__all__ = ["Message", "TemplateError", "send", "send_batch", "enqueue_deliveries"]

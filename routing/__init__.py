@@ -1,0 +1,11 @@
+"""Routing: who gets a ticket, and when.
+
+Owns agents' presence (AgentPresence, the Redis idle pools and the Lua pick in idle_pool.py,
+reconciliation), the assignment strategies (a registry keyed by the source system's codes,
+one eligibility rule, member figures in one statement), routing at approval and transfer
+(route.py), draining a group's queue (drain.py), offers and reclaims (offers.py), overflow,
+the periodic sweeps, AssignmentEvent (one row per routing outcome) and the assignment
+metrics, with the presence and metrics APIs.
+
+May import: ticketing's core (models, lifecycle, transitions, notify), sla, handler_groups,
+notifications, config. Imported by: ticketing's flows (services, apis), console, config.urls."""

@@ -1,0 +1,22 @@
+from django.apps import AppConfig
+
+
+class RoutingConfig(AppConfig):
+    name = "routing"
+    verbose_name = "Routing"
+
+    def ready(self) -> None:
+        # Every strategy registers itself (and its name for HandlerGroup.assign_strategy).
+        from notifications.delivery import on_delivery_failure
+
+        from . import offers
+        from .strategies import (  # noqa: F401
+            least_load,
+            longest_idle,
+            manual,
+            online_priority,
+            round_robin,
+        )
+
+        # An offer that cannot be pushed to the agent is reclaimed at once.
+        on_delivery_failure("ticket-offered")(offers.offer_push_failed)

@@ -1,0 +1,82 @@
+"""Assignment metrics per group and day, from AssignmentEvent rows."""
+
+import statistics
+from datetime import date, datetime, time, timedelta
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from handler_groups.models import HandlerGroup
+
+from .models import AssignmentEvent
+
+
+def _percentile(values: list[float], p: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * p
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return round(ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo), 3)
+
+
+def assignment_metrics(*, group: HandlerGroup, day: date) -> dict:
+    start = timezone.make_aware(datetime.combine(day, time.min))
+    events = AssignmentEvent.objects.filter(
+        group=group, created__gte=start, created__lt=start + timedelta(days=1)
+    )
+    per_agent = {
+        row["user_id"]: row
+        for row in events.filter(user__isnull=False)
+        .values("user_id", "user__username")
+        .annotate(
+            assigned=Count("pk", filter=Q(kind=AssignmentEvent.Kind.ASSIGNED)),
+            missed=Count("pk", filter=Q(kind=AssignmentEvent.Kind.MISSED)),
+        )
+    }
+    from django.contrib.auth import get_user_model
+
+    names = dict(
+        get_user_model().objects.filter(pk__in=group.member_ids).values_list("pk", "username")
+    )
+    agents = []
+    for member_id in group.member_ids:
+        row = per_agent.pop(member_id, None)
+        agents.append(
+            {
+                "user_id": member_id,
+                "username": names.get(member_id),
+                "assigned": row["assigned"] if row else 0,
+                "missed": row["missed"] if row else 0,
+            }
+        )
+    for row in per_agent.values():  # former members who got tickets that day
+        agents.append(
+            {
+                "user_id": row["user_id"],
+                "username": row["user__username"],
+                "assigned": row["assigned"],
+                "missed": row["missed"],
+            }
+        )
+    counts = [a["assigned"] for a in agents]
+    latencies = list(
+        events.filter(kind=AssignmentEvent.Kind.ASSIGNED, pick_ms__isnull=False).values_list(
+            "pick_ms", flat=True
+        )
+    )
+    return {
+        "group": group.pk,
+        "date": day.isoformat(),
+        "agents": agents,
+        "assigned": sum(counts),
+        "missed": sum(a["missed"] for a in agents),
+        "overflowed": events.filter(kind=AssignmentEvent.Kind.OVERFLOWED).count(),
+        "reclaimed_then_assigned": events.filter(
+            kind=AssignmentEvent.Kind.ASSIGNED, reclaimed=True
+        ).count(),
+        "stddev_assigned": round(statistics.pstdev(counts), 4) if counts else None,
+        "pick_ms_p50": _percentile(latencies, 0.5),
+        "pick_ms_p95": _percentile(latencies, 0.95),
+    }

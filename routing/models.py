@@ -1,0 +1,79 @@
+"""Routing's records: agents' presence (the system of record behind the Redis idle pools) and
+one row per routing outcome (the metrics). Tables keep the names they had in handler_groups."""
+
+from django.conf import settings
+from django.db import models
+
+from handler_groups.models import HandlerGroup
+
+
+class PresenceState(models.TextChoices):
+    OFFLINE = "offline"
+    AVAILABLE = "available"
+    BUSY = "busy"  # on a break: not routed to, visible to the leader
+    WRAP_UP = "wrap_up"  # after-work following a completion
+
+
+class AgentPresence(models.Model):
+    """The system of record for an agent's presence; Redis holds the live copy routing reads
+    (the idle pools), repaired from here by the reconciliation job."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="presence",
+    )
+    state = models.CharField(
+        max_length=10, choices=PresenceState.choices, default=PresenceState.OFFLINE
+    )
+    state_since = models.DateTimeField()
+    last_heartbeat = models.DateTimeField(null=True, blank=True)
+    online_since = models.DateTimeField(null=True, blank=True)
+    # Longest idle: since the last assignment or the end of the wrap-up.
+    idle_since = models.DateTimeField(null=True, blank=True)
+    wrap_up_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "oa_agent_presence"
+        verbose_name = "agent presence"
+        verbose_name_plural = "agent presence"
+        indexes = [
+            # The presence sweep: routable agents whose heartbeat stopped.
+            models.Index(fields=["state", "last_heartbeat"], name="presence_sweep_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.state}"
+
+
+class AssignmentEvent(models.Model):
+    """One routing outcome, for the metrics: an assignment (with the pick's latency), or a
+    miss (an offer reclaimed from an agent who did not accept it in time)."""
+
+    class Kind(models.TextChoices):
+        ASSIGNED = "assigned"
+        MISSED = "missed"
+        OVERFLOWED = "overflowed"
+
+    group = models.ForeignKey(HandlerGroup, on_delete=models.CASCADE, related_name="events")
+    ticket = models.ForeignKey("ticketing.Ticket", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    strategy = models.PositiveSmallIntegerField()
+    pick_ms = models.FloatField(null=True, blank=True)
+    overflowed = models.BooleanField(default=False)
+    reclaimed = models.BooleanField(default=False)
+    created = models.DateTimeField()
+
+    class Meta:
+        db_table = "oa_assignment_event"
+        indexes = [
+            models.Index(fields=["group", "created"], name="assignment_event_group_idx"),
+            models.Index(fields=["user", "kind", "created"], name="assignment_event_user_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.ticket_id} → {self.user_id}"

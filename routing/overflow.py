@@ -1,0 +1,79 @@
+"""Overflow: a ticket that found nobody eligible for its group's overflow_after_seconds moves
+once to the overflow group; otherwise the group's leader is told (once per ticket and group)."""
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from handler_groups.models import GroupStatus, HandlerGroup
+from ticketing import lifecycle, notify
+from ticketing.models import Ticket, TicketStatus
+from ticketing.transitions import apply_transition
+
+from .drain import waiting_tickets
+from .models import AssignmentEvent
+from .route import route
+from .strategies.registry import get_strategy
+
+
+def overflow_sweep(*, now: datetime | None = None) -> int:
+    """Tickets that found nobody eligible for their group's overflow_after_seconds go to the
+    overflow group (once); without one, or when it cannot take them either, the group
+    leader is told (once per ticket and group)."""
+    now = now or timezone.now()
+    moved = 0
+    groups = HandlerGroup.objects.filter(
+        status=GroupStatus.ENABLED, overflow_after_seconds__isnull=False
+    )
+    for group in groups:
+        if not get_strategy(group.assign_strategy).auto_assigns:
+            continue
+        cutoff = now - timedelta(seconds=group.overflow_after_seconds)
+        stuck = list(
+            waiting_tickets(group.pk)
+            .filter(queued_time__lte=cutoff)
+            .values_list("pk", flat=True)[:200]
+        )
+        for ticket_id in stuck:
+            with transaction.atomic():
+                ids = sorted(g for g in (group.pk, group.overflow_group_id) if g)
+                locked = {
+                    g.pk: g for g in HandlerGroup.objects.select_for_update().filter(pk__in=ids)
+                }
+                ticket = (
+                    Ticket.objects.select_for_update(skip_locked=True)
+                    .filter(
+                        pk=ticket_id,
+                        handler_group_id=group.pk,
+                        ticket_status=TicketStatus.PENDING_ASSIGN,
+                        queued_time__lte=cutoff,
+                    )
+                    .first()
+                )
+                if ticket is None:
+                    continue
+                target = locked.get(group.overflow_group_id)
+                already = ticket.records.filter(action="overflow").exists()
+                if target is None or already or target.status != GroupStatus.ENABLED:
+                    notify.overflow_to_leader(ticket, group, now)
+                    continue
+                ticket = apply_transition(
+                    ticket_id=ticket.pk,
+                    transition=lifecycle.OVERFLOW,
+                    actor_id=None,
+                    now=now,
+                    values={"handler_group_id": target.pk, "queued_time": now},
+                    detail={"from_group_id": group.pk, "to_group_id": target.pk},
+                )
+                AssignmentEvent.objects.create(
+                    group=group,
+                    ticket_id=ticket.pk,
+                    kind=AssignmentEvent.Kind.OVERFLOWED,
+                    strategy=group.assign_strategy,
+                    overflowed=True,
+                    created=now,
+                )
+                route(ticket=ticket, group=target, actor_id=None, now=now, overflowed=True)
+                moved += 1
+    return moved

@@ -1,0 +1,114 @@
+"""Routing a ticket at the moment it needs a handler (approval, transfer to a group, drain,
+reclaim, overflow): the group's strategy picks, and the ticket is assigned or waits in its
+group's queue. The caller holds the group row lock (`lock_group`), taken before ticket rows.
+
+May import: routing's strategies and models, ticketing's core (models, lifecycle, transitions,
+notify), handler_groups, config."""
+
+import logging
+from datetime import datetime
+
+from celery import current_app
+from django.db import transaction
+
+from handler_groups.models import HandlerGroup
+from ticketing import lifecycle, notify
+from ticketing.models import Ticket, TicketStatus
+from ticketing.transitions import apply_transition
+
+from .models import AssignmentEvent
+from .strategies.service import pick_handler
+
+logger = logging.getLogger(__name__)
+
+# The delayed offer check, enqueued by name (routing/tasks.py defines it): services and tasks
+# do not import each other both ways.
+RECLAIM_OFFER_TASK = "ticketing.reclaim_offer"
+
+
+def lock_group(group_id: int | None) -> HandlerGroup | None:
+    """Lock the group row (routing state: the round-robin cursor, loads). Always locked before
+    ticket rows."""
+    if group_id is None:
+        return None
+    return HandlerGroup.objects.select_for_update().get(pk=group_id)
+
+
+def route(
+    *,
+    ticket: Ticket,
+    group: HandlerGroup | None,
+    actor_id: int | None,
+    now: datetime,
+    exclude: frozenset[int] = frozenset(),
+    overflowed: bool = False,
+) -> Ticket:
+    """Put an approved ticket that is waiting for a handler (status 0 or 1) in front of the
+    group's strategy: assigned → status 2, otherwise it waits in the pool (status 1), queued
+    for its group. The caller holds the group lock. A failing strategy never fails the
+    caller: the ticket then simply waits in the pool."""
+    handler_id, pick_ms = None, None
+    if group is not None:
+        try:
+            with transaction.atomic():
+                handler_id, pick_ms = pick_handler(
+                    group=group, ticket_id=ticket.pk, now=now, exclude=exclude
+                )
+        except Exception:
+            logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
+            handler_id = None
+    if handler_id is not None:
+        ticket = apply_transition(
+            ticket_id=ticket.pk,
+            transition=lifecycle.ASSIGN,
+            actor_id=actor_id,
+            now=now,
+            values={
+                "handler_id": handler_id,
+                "assigned_time": now,
+                "accepted_time": None,
+                "queued_time": None,
+            },
+            detail={"handler_id": handler_id, "strategy": group.assign_strategy},
+        )
+        ticket.handler_group = group
+        AssignmentEvent.objects.create(
+            group=group,
+            ticket_id=ticket.pk,
+            user_id=handler_id,
+            kind=AssignmentEvent.Kind.ASSIGNED,
+            strategy=group.assign_strategy,
+            pick_ms=pick_ms,
+            overflowed=overflowed,
+            reclaimed=bool(exclude),
+            created=now,
+        )
+        if group.offer_timeout_seconds:
+            notify.offered(ticket, group.offer_timeout_seconds)
+            schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
+        else:
+            notify.assigned(ticket)
+        return ticket
+    if ticket.ticket_status == TicketStatus.SUBMITTED:
+        return apply_transition(
+            ticket_id=ticket.pk,
+            transition=lifecycle.ENTER_POOL,
+            actor_id=actor_id,
+            now=now,
+            values={"queued_time": now},
+        )
+    return ticket
+
+
+def schedule_offer_timeout(*, ticket: Ticket, seconds: int) -> None:
+    """After commit, a delayed task re-checks the offer when it runs out; the offer sweep is
+    the backstop for a lost task."""
+    args = (ticket.pk, ticket.handler_id, ticket.assigned_time.isoformat())
+
+    def enqueue():
+        try:
+            current_app.send_task(RECLAIM_OFFER_TASK, args=args, countdown=seconds)
+        except Exception:
+            logger.exception("could not schedule the offer timeout", extra={"ticket_id": args[0]})
+
+    transaction.on_commit(enqueue)
