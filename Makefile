@@ -13,6 +13,7 @@ run: $(INSTALLED)
 	$(PYTHON) -m devserver.run
 
 test: $(INSTALLED)
+	$(VENV)/bin/lint-imports --no-cache
 	$(PYTHON) -m devserver.test $(ARGS)
 
 install: $(INSTALLED)

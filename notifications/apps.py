@@ -6,4 +6,4 @@ class NotificationsConfig(AppConfig):
     verbose_name = "Notifications"
 
     def ready(self):
-        from . import channels  # noqa: F401  (register the channels)
+        from .channels import email, in_app, webhook  # noqa: F401  (each registers itself)

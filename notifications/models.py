@@ -2,6 +2,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from .channels.registry import channel_choices
+
 
 class NotifyTemplate(models.Model):
     """Mirror of the source system's notify-template table. Title and content carry
@@ -30,8 +32,6 @@ class NotifyTemplate(models.Model):
     def clean(self) -> None:
         """Channels must be registered ones: an operator's typo is refused in admin rather
         than discovered by a sender."""
-        from .channels import channel_choices
-
         known = {code for code, _ in channel_choices()}
         if not isinstance(self.channels, list) or not all(
             isinstance(c, str) for c in self.channels

@@ -1,0 +1,7 @@
+"""SLA: rules (matched by priority and category), business calendars, the pure business-time
+clock (clock.py) and deadlines (deadlines.py), starting, pausing, resuming and finalising a
+ticket's clocks (services.py), the scanner that warns and marks timeouts exactly once
+(scanner.py; audit rows through ticketing.transitions.record) and the report.
+
+May import: ticketing's core (models, lifecycle, transitions), handler_groups, notifications,
+config. Imported by: routing, ticketing's flows, console."""

@@ -1,6 +1,6 @@
-"""Delivery channels: a registry keyed by channel code, one small class per channel."""
+"""Delivery channels: a registry keyed by channel code, one small class per channel (each
+module registers itself; notifications/apps.py loads them)."""
 
-from . import email, in_app, webhook  # noqa: F401  (register the channels)
 from .base import Channel, PermanentDeliveryError, TransientDeliveryError
 from .registry import channel_choices, get_channel
 

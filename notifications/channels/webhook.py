@@ -4,6 +4,8 @@ import json
 
 import requests
 
+from notifications.models import Webhook as WebhookModel
+
 from .base import PermanentDeliveryError, TransientDeliveryError
 from .registry import register
 
@@ -18,8 +20,6 @@ class Webhook:
     """JSON POST with a timeout, an Idempotency-Key header and an HMAC signature header."""
 
     def targets(self, notifications) -> dict[int, list[str]]:
-        from notifications.models import Webhook as WebhookModel
-
         hooks = list(WebhookModel.objects.filter(enabled=True))
         return {
             n.pk: [str(h.pk) for h in hooks if h.subscribes_to(n.template_code)]
@@ -27,8 +27,6 @@ class Webhook:
         }
 
     def deliver(self, delivery) -> None:
-        from notifications.models import Webhook as WebhookModel
-
         hook = WebhookModel.objects.filter(pk=int(delivery.target), enabled=True).first()
         if hook is None:
             raise PermanentDeliveryError("webhook deleted or disabled")
