@@ -4,7 +4,7 @@ from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 
 from .models import HandlerGroup, MemberCapacity
-from .services import ROUTING_FIELDS, handler_group_save
+from .services import ROUTING_FIELDS, handler_group_save, routing_form_fields
 
 
 class HandlerGroupForm(forms.ModelForm):
@@ -24,14 +24,7 @@ class HandlerGroupForm(forms.ModelForm):
             "members",
             "assign_strategy",
             "status",
-            "requires_presence",
-            "max_active",
-            "daily_cap",
-            "wrap_up_seconds",
-            "warmup_seconds",
-            "offer_timeout_seconds",
-            "overflow_group",
-            "overflow_after_seconds",
+            *routing_form_fields(),
         ]
 
     def __init__(self, *args, **kwargs):
@@ -68,21 +61,7 @@ class HandlerGroupAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        (
-            "Routing",
-            {
-                "fields": [
-                    "requires_presence",
-                    "max_active",
-                    "daily_cap",
-                    "wrap_up_seconds",
-                    "warmup_seconds",
-                    "offer_timeout_seconds",
-                    "overflow_group",
-                    "overflow_after_seconds",
-                ]
-            },
-        ),
+        ("Routing", {"fields": routing_form_fields()}),
     ]
 
     @admin.display(description="members")

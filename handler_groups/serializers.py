@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from .models import GroupStatus, HandlerGroup, assign_strategy_choices
+from .services import ROUTING_FIELDS, ROUTING_NUMBERS
 
 
 class HandlerGroupSerializer(serializers.ModelSerializer):
@@ -30,27 +31,10 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             "assign_strategy",
             "last_assign_index",
             "status",
-            "requires_presence",
-            "max_active",
-            "daily_cap",
-            "wrap_up_seconds",
-            "warmup_seconds",
-            "offer_timeout_seconds",
-            "overflow_group_id",
-            "overflow_after_seconds",
+            *ROUTING_FIELDS,
         ]
         read_only_fields = ["id", "last_assign_index"]
-        extra_kwargs = {
-            field: {"min_value": 0, "max_value": 10**7}
-            for field in (
-                "max_active",
-                "daily_cap",
-                "wrap_up_seconds",
-                "warmup_seconds",
-                "offer_timeout_seconds",
-                "overflow_after_seconds",
-            )
-        }
+        extra_kwargs = {field: {"min_value": 0, "max_value": 10**7} for field in ROUTING_NUMBERS}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

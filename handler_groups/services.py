@@ -3,7 +3,8 @@ from django.db import transaction
 from .membership import remap_cursor
 from .models import HandlerGroup
 
-# Routing settings a group may carry besides its name, members, strategy, status and leader.
+# Routing settings a group may carry besides its name, members, strategy, status and leader:
+# the one list the service, the API serializer and the admin form and fieldsets derive from.
 ROUTING_FIELDS = (
     "requires_presence",
     "max_active",
@@ -14,6 +15,15 @@ ROUTING_FIELDS = (
     "overflow_group_id",
     "overflow_after_seconds",
 )
+# Those that are counts or durations: whole numbers, bounded the same way everywhere.
+ROUTING_NUMBERS = tuple(
+    f for f in ROUTING_FIELDS if f not in ("requires_presence", "overflow_group_id")
+)
+
+
+def routing_form_fields() -> list[str]:
+    """ROUTING_FIELDS as model form fields (the overflow group by its relation's name)."""
+    return [f.removesuffix("_id") for f in ROUTING_FIELDS]
 
 
 def handler_group_save(

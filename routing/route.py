@@ -43,8 +43,9 @@ def route(
     exclude: frozenset[int] = frozenset(),
     overflowed: bool = False,
 ) -> Ticket:
-    """Put an approved ticket that is waiting for a handler (status 0 or 1) in front of the
-    group's strategy: assigned → status 2, otherwise it waits in the pool (status 1), queued
+    """Put an approved ticket that is waiting for a handler (submitted or pending assign) in
+    front of the group's strategy: picked → pending process (offered to the handler when the
+    group makes offers), otherwise it waits in the pool (pending assign), queued
     for its group. The caller holds the group lock. A failing strategy never fails the
     caller: the ticket then simply waits in the pool."""
     handler_id, pick_ms = None, None

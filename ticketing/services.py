@@ -116,8 +116,8 @@ def ticket_cancel(*, ticket_id: int, user, now: datetime | None = None) -> Ticke
 
 
 def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ticket:
-    """Take the ticket: from the pool (status 1, anyone allowed to handle it) or as its
-    assigned handler (status 2). Of several handlers accepting at once exactly one wins; the
+    """Take the ticket: from the pool (pending assign, anyone allowed to handle it) or as the
+    handler it is pending process with. Of several handlers accepting at once exactly one wins; the
     others get IllegalTransition."""
     now = now or timezone.now()
     with transaction.atomic():
@@ -228,7 +228,7 @@ def ticket_transfer(
     handler_group_id: int | None = None,
     now: datetime | None = None,
 ) -> Ticket:
-    """Hand the ticket to another handler (status 2, waiting for them to accept) and/or
+    """Hand the ticket to another handler (pending process: waiting for them to accept) and/or
     another group. To a group without a handler the ticket goes back to the pool and the new
     group's strategy routes it."""
     now = now or timezone.now()

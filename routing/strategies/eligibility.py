@@ -14,7 +14,7 @@ class MemberRow:
     presence: str  # offline | available | busy | wrap_up
     online_since: datetime | None
     idle_since: datetime | None
-    active: int  # tickets in status 2 or 3
+    active: int  # tickets pending process or processing (ACTIVE_STATUSES)
     open_offers: int  # unaccepted auto-assigned tickets in this group
     assigned_today: int  # in this group (the daily cap is per group)
     last_assigned: datetime | None
