@@ -1,8 +1,13 @@
 """Foundation benchmark.
 
 1. Approvals per second with 8 concurrent workers into a 20-member round-robin group, and the
-   spread of the members' shares (max - min; 0 or 1 means perfectly even).
-2. The pending-pool query's p50/p95 on 1,000,000 tickets with and without the pool index, as
+   spread of the members' shares (max - min; 0 or 1 means perfectly even), beside the ceiling
+   PostgreSQL sets for the bare pattern a group-serialised approval needs (SELECT … FOR UPDATE
+   on the group row + UPDATE + INSERT per transaction, 8 processes, raw psycopg) in the same
+   run, and the ratio of the two.
+2. What one approval costs: statements in all and while the group lock is held, and the time
+   the lock is held (median over sequential approvals, no contention).
+3. The pending-pool query's p50/p95 on 1,000,000 tickets with and without the pool index, as
    a ratio (the index is dropped inside a transaction that is rolled back).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/approvals.py
@@ -10,6 +15,7 @@
 
 import argparse
 import random
+import statistics
 import sys
 import threading
 import time
@@ -108,7 +114,100 @@ def _report(label: str, tickets: int, seconds: float, errors: int) -> None:
     )
 
 
-def bench_approvals(tickets: int, workers: int, members: int) -> None:
+def _bare_worker(dsn: str, transactions: int, barrier, out) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        barrier.wait()
+        for _ in range(transactions):
+            with conn.transaction():
+                conn.execute("SELECT pos FROM bench_bare_group WHERE id = 1 FOR UPDATE")
+                conn.execute("UPDATE bench_bare_group SET pos = pos + 1 WHERE id = 1")
+                conn.execute("INSERT INTO bench_bare_event (group_id, at) VALUES (1, now())")
+    out.put(transactions)
+
+
+def bench_bare_ceiling(workers: int, transactions: int) -> float:
+    """Transactions/s of the bare group-serialised pattern with `workers` processes."""
+    import multiprocessing
+
+    import psycopg
+    from django.db import connection
+
+    settings = connection.settings_dict
+    dsn = psycopg.conninfo.make_conninfo(
+        dbname=settings["NAME"],
+        user=settings["USER"] or None,
+        password=settings["PASSWORD"] or None,
+        host=settings["HOST"] or None,
+        port=settings["PORT"] or None,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS bench_bare_group, bench_bare_event")
+        cursor.execute("CREATE TABLE bench_bare_group (id int PRIMARY KEY, pos int NOT NULL)")
+        cursor.execute(
+            "CREATE TABLE bench_bare_event (id bigserial PRIMARY KEY, group_id int, at timestamptz)"
+        )
+        cursor.execute("INSERT INTO bench_bare_group VALUES (1, 0)")
+    connection.close()
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(workers + 1)
+    out = context.Queue()
+    per_worker = transactions // workers
+    processes = [
+        context.Process(target=_bare_worker, args=(dsn, per_worker, barrier, out))
+        for _ in range(workers)
+    ]
+    for process in processes:
+        process.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for process in processes:
+        process.join()
+    seconds = time.perf_counter() - started
+    done = sum(out.get() for _ in processes)
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE bench_bare_group, bench_bare_event")
+    return done / seconds
+
+
+def bench_one_approval(members: int, samples: int) -> None:
+    """Statements per approval, those under the group lock, and the time the lock is held."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from ticketing import services
+
+    approver, ids = _prepare(samples, members)
+    approver = User.objects.get(pk=approver.pk)
+    totals, under_lock, held_ms = [], [], []
+    for ticket_id in ids:
+        statements: list[tuple[float, str]] = []
+
+        def record(execute, sql, params, many, context, statements=statements):
+            statements.append((time.perf_counter(), sql))
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(record):
+            services.ticket_approve(ticket_id=ticket_id, approver=approver)
+            returned = time.perf_counter()
+        locks = [
+            i
+            for i, (_, sql) in enumerate(statements)
+            if "FOR UPDATE" in sql and "oa_ticket_handler_group" in sql
+        ]
+        totals.append(len(statements))
+        if locks:
+            under_lock.append(len(statements) - locks[0])
+            held_ms.append((returned - statements[locks[0]][0]) * 1000)
+    print(
+        f"one approval (sequential, {samples} samples): {statistics.median(totals):.0f} "
+        f"statements, {statistics.median(under_lock):.0f} while the group lock is held; lock "
+        f"held p50 {statistics.median(held_ms):.2f} ms, p95 {percentile(held_ms, 95):.2f} ms"
+    )
+
+
+def bench_approvals(tickets: int, workers: int, members: int) -> float:
     """8 concurrent workers as threads of one process (one Python interpreter: the GIL
     serialises the Python part) and as separate processes (how web workers really run)."""
     import multiprocessing
@@ -139,7 +238,9 @@ def bench_approvals(tickets: int, workers: int, members: int) -> None:
     started = time.perf_counter()
     for process in processes:
         process.join()
-    _report(f"{workers} processes:", tickets, time.perf_counter() - started, errors.value)
+    seconds = time.perf_counter() - started
+    _report(f"{workers} processes:", tickets, seconds, errors.value)
+    return tickets / seconds
 
 
 def fill(n: int) -> tuple[list[int], list[int]]:
@@ -234,10 +335,19 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=20)
     parser.add_argument("--pool-size", type=int, default=1_000_000)
     parser.add_argument("--pool-runs", type=int, default=100)
+    parser.add_argument("--bare-transactions", type=int, default=8000)
+    parser.add_argument("--samples", type=int, default=200)
     args = parser.parse_args()
     setup_django()
-    bench_approvals(args.tickets, args.workers, args.members)
-    bench_pool(args.pool_size, args.pool_runs)
+    approvals_per_second = bench_approvals(args.tickets, args.workers, args.members)
+    ceiling = bench_bare_ceiling(args.workers, args.bare_transactions)
+    print(
+        f"  bare pattern ceiling ({args.workers} processes, raw psycopg): {ceiling:6.0f} tx/s; "
+        f"approvals reach {approvals_per_second / ceiling:.0%} of it"
+    )
+    bench_one_approval(args.members, args.samples)
+    if args.pool_size:
+        bench_pool(args.pool_size, args.pool_runs)
     reset()
 
 
