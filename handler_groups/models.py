@@ -42,7 +42,9 @@ class HandlerGroup(models.Model):
         default=False, help_text="Route only to members whose presence is 'available'."
     )
     max_active = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Tickets pending process or processing per member; empty = no limit."
+        null=True,
+        blank=True,
+        help_text="Tickets pending process or processing per member; empty = no limit.",
     )
     daily_cap = models.PositiveIntegerField(
         null=True,

@@ -67,12 +67,21 @@ class AssignmentEvent(models.Model):
     overflowed = models.BooleanField(default=False)
     reclaimed = models.BooleanField(default=False)
     created = models.DateTimeField()
+    # False while the agent has not been told yet: an approval tells them after its
+    # transaction commits (outside the group lock); the routing sweep tells anyone missed.
+    notified = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         db_table = "oa_assignment_event"
         indexes = [
             models.Index(fields=["group", "created"], name="assignment_event_group_idx"),
             models.Index(fields=["user", "kind", "created"], name="assignment_event_user_idx"),
+            # The notice sweep: assignments whose agent has not been told yet.
+            models.Index(
+                fields=["created"],
+                name="assignment_unnotified_idx",
+                condition=models.Q(notified=False),
+            ),
         ]
 
     def __str__(self) -> str:

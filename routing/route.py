@@ -42,12 +42,18 @@ def route(
     now: datetime,
     exclude: frozenset[int] = frozenset(),
     overflowed: bool = False,
+    defer_notice: bool = False,
 ) -> Ticket:
     """Put an approved ticket that is waiting for a handler (submitted or pending assign) in
     front of the group's strategy: picked → pending process (offered to the handler when the
     group makes offers), otherwise it waits in the pool (pending assign), queued
     for its group. The caller holds the group lock. A failing strategy never fails the
-    caller: the ticket then simply waits in the pool."""
+    caller: the ticket then simply waits in the pool.
+
+    With `defer_notice`, the agent is not told inside this transaction: the returned ticket
+    carries `assignment_event_id`, and the caller calls `notices.send_assignment_notice` after
+    commit (the routing sweep backs it up), so rendering and writing the notice happen outside
+    the group lock."""
     handler_id, pick_ms = None, None
     if group is not None:
         try:
@@ -73,7 +79,7 @@ def route(
             detail={"handler_id": handler_id, "strategy": group.assign_strategy},
         )
         ticket.handler_group = group
-        AssignmentEvent.objects.create(
+        event = AssignmentEvent.objects.create(
             group=group,
             ticket_id=ticket.pk,
             user_id=handler_id,
@@ -83,12 +89,14 @@ def route(
             overflowed=overflowed,
             reclaimed=bool(exclude),
             created=now,
+            notified=not defer_notice,
         )
         if group.offer_timeout_seconds:
-            notify.offered(ticket, group.offer_timeout_seconds)
             schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
+        if defer_notice:
+            ticket.assignment_event_id = event.pk
         else:
-            notify.assigned(ticket)
+            tell_agent(ticket, group)
         return ticket
     if ticket.ticket_status == TicketStatus.SUBMITTED:
         return apply_transition(
@@ -99,6 +107,14 @@ def route(
             values={"queued_time": now},
         )
     return ticket
+
+
+def tell_agent(ticket: Ticket, group: HandlerGroup) -> None:
+    """The assignment notice: an offer (with its deadline) in groups that make offers."""
+    if group.offer_timeout_seconds:
+        notify.offered(ticket, group.offer_timeout_seconds)
+    else:
+        notify.assigned(ticket)
 
 
 def schedule_offer_timeout(*, ticket: Ticket, seconds: int) -> None:

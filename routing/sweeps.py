@@ -1,4 +1,5 @@
-"""The periodic routing backstop (beat, every 30 s; `manage.py routing_sweep`)."""
+"""The periodic routing backstop (beat, every 30 s; `manage.py routing_sweep`): assignment
+notices lost between commit and sending, offer timeouts, overflow, and draining."""
 
 from datetime import datetime
 
@@ -8,6 +9,7 @@ from handler_groups.models import GroupStatus
 from ticketing.models import ProcessStatus, Ticket, TicketStatus
 
 from .drain import drain_group
+from .notices import notice_sweep
 from .offers import offer_sweep
 from .overflow import overflow_sweep
 
@@ -16,7 +18,11 @@ def routing_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Periodic backstop: lost offer timeouts, overflow, and draining every group that has
     waiting tickets (in case a drain request was lost)."""
     now = now or timezone.now()
-    result = {"reclaimed": offer_sweep(now=now), "overflowed": overflow_sweep(now=now)}
+    result = {
+        "notified": notice_sweep(now=now),
+        "reclaimed": offer_sweep(now=now),
+        "overflowed": overflow_sweep(now=now),
+    }
     waiting = (
         Ticket.objects.filter(
             process_status=ProcessStatus.APPROVED,

@@ -13,6 +13,7 @@ from django.utils import timezone
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
+from routing.notices import send_assignment_notice
 from routing.offers import offer_answered
 from routing.route import lock_group, route
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
@@ -87,10 +88,20 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
             values={"approved_time": now, **sla_start_clocks(ticket=submitted, now=now)},
         )
         # The group lock serialises every routing decision of the group, so it is taken as
-        # late as possible. Taking it after this ticket's row is safe: nobody who holds a
-        # group lock ever waits for a ticket that is only now leaving approval.
+        # late as possible and held only for pick → cursor → assign → commit. Taking it after
+        # this ticket's row is safe: nobody who holds a group lock ever waits for a ticket
+        # that is only now leaving approval.
         group = lock_group(ticket.handler_group_id)
-        return route(ticket=ticket, group=group, actor_id=approver.pk, now=now)
+        ticket = route(ticket=ticket, group=group, actor_id=approver.pk, now=now, defer_notice=True)
+    # The agent is told once the lock is released; should that fail, the routing sweep tells
+    # them (the approval itself has committed and stands).
+    event_id = getattr(ticket, "assignment_event_id", None)
+    if event_id is not None:
+        try:
+            send_assignment_notice(event_id=event_id, ticket=ticket, group=ticket.handler_group)
+        except Exception:
+            logger.exception("assignment notice deferred to the sweep", extra={"event": event_id})
+    return ticket
 
 
 def ticket_reject(*, ticket_id: int, approver, reason: str, now: datetime | None = None) -> Ticket:

@@ -4,8 +4,9 @@ from .registry import register
 
 @register(2, "least load")
 class LeastLoad:
-    """The eligible member with the fewest active tickets (pending process or processing); ties go to the
-    member assigned longest ago (never assigned counts as longest ago), then member order.
+    """The eligible member with the fewest active tickets (pending process or processing);
+    ties go to the member assigned longest ago (never assigned counts as longest ago), then
+    member order.
     The loads come from the one member query (candidates.py), not a COUNT per member."""
 
     auto_assigns = True

@@ -1,0 +1,51 @@
+"""Assignment notices sent after the routing transaction commits (approvals: the notice is
+rendered and written outside the group lock). Exactly once: each event is claimed by a
+compare-and-set on `notified`, and the notice's dedupe key names the assignment, so a retry or
+the sweep can never tell an agent twice."""
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from handler_groups.models import HandlerGroup
+from ticketing.models import Ticket
+
+from .models import AssignmentEvent
+from .route import tell_agent
+
+SWEEP_GRACE = timedelta(seconds=10)
+
+
+def send_assignment_notice(
+    *, event_id: int, ticket: Ticket | None = None, group: HandlerGroup | None = None
+) -> bool:
+    """Tell the agent of this assignment if nobody has yet; False when already told (or the
+    ticket has moved on: reclaimed, transferred — then there is nothing to say). The caller
+    that just committed the assignment passes the ticket and group it holds."""
+    with transaction.atomic():
+        claimed = AssignmentEvent.objects.filter(pk=event_id, notified=False).update(notified=True)
+        if not claimed:
+            return False
+        if ticket is None or group is None:
+            event = AssignmentEvent.objects.select_related("group").get(pk=event_id)
+            group = event.group
+            ticket = (
+                Ticket.objects.select_related("handler_group")
+                .filter(pk=event.ticket_id, handler_id=event.user_id, assigned_time=event.created)
+                .first()
+            )
+            if ticket is None:
+                return False
+        tell_agent(ticket, group)
+        return True
+
+
+def notice_sweep(*, now: datetime | None = None) -> int:
+    """Backstop: assignments whose notice was not sent after commit (the process died in
+    between). Returns how many agents were told."""
+    now = now or timezone.now()
+    pending = AssignmentEvent.objects.filter(
+        notified=False, created__lte=now - SWEEP_GRACE
+    ).values_list("pk", flat=True)
+    return sum(send_assignment_notice(event_id=pk) for pk in list(pending[:1000]))
