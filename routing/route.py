@@ -9,7 +9,8 @@ import logging
 from datetime import datetime
 
 from celery import current_app
-from django.db import transaction
+from django.db import connection, transaction
+from psycopg.pq import TransactionStatus
 
 from handler_groups.models import HandlerGroup
 from ticketing import lifecycle, notify
@@ -56,12 +57,17 @@ def route(
     the group lock."""
     handler_id, pick_ms = None, None
     if group is not None:
+        # No savepoint (two more statements under the lock): a strategy's own failure (Redis
+        # down, a bug in Python) leaves the transaction usable and the ticket waits in the
+        # pool; a failed SQL statement has aborted the transaction, so that one propagates
+        # and the whole approval rolls back.
         try:
-            with transaction.atomic():
-                handler_id, pick_ms = pick_handler(
-                    group=group, ticket_id=ticket.pk, now=now, exclude=exclude
-                )
+            handler_id, pick_ms = pick_handler(
+                group=group, ticket_id=ticket.pk, now=now, exclude=exclude
+            )
         except Exception:
+            if _transaction_failed():
+                raise
             logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
             handler_id = None
     if handler_id is not None:
@@ -107,6 +113,11 @@ def route(
             values={"queued_time": now},
         )
     return ticket
+
+
+def _transaction_failed() -> bool:
+    raw = connection.connection
+    return raw is not None and raw.info.transaction_status == TransactionStatus.INERROR
 
 
 def tell_agent(ticket: Ticket, group: HandlerGroup) -> None:

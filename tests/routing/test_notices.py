@@ -82,9 +82,13 @@ def test_a_stale_notice_is_not_sent_when_the_ticket_moved_on(team, monkeypatch):
     services.ticket_transfer(ticket_id=other.pk, user=leader, handler_id=agents[0].pk)
     moved = AssignmentEvent.objects.get(ticket_id=other.pk)
     assert notices.send_assignment_notice(event_id=moved.pk) is False
-    assert not Notification.objects.filter(
-        ticket_id=other.pk, template_code="ticket-assigned", recipient_id=moved.user_id
-    ).exclude(recipient_id=agents[0].pk).exists()
+    assert (
+        not Notification.objects.filter(
+            ticket_id=other.pk, template_code="ticket-assigned", recipient_id=moved.user_id
+        )
+        .exclude(recipient_id=agents[0].pk)
+        .exists()
+    )
 
 
 def test_the_offer_notice_is_deferred_too(db):
