@@ -1,33 +1,45 @@
-"""Benchmark of the queue ranking service (issue 6). Prints figures; asserts nothing about time.
+"""Benchmark of the queue ranking endpoint (issues 6 and "2-3x faster over HTTP"). Prints figures;
+asserts nothing about time.
 
-For 100, 1,000 and 10,000 persons (random, seeded, a realistic mix of RR levels) it times the
-whole service call, Redis included, for
-- naive: the source's style: one GET per person, one GET and one SET per swap, full double loops;
-- service: queueing.services.queue_rank (3 round trips, swaps-proportional passes);
-in the same run, from the same Redis state, checks that both give the same order, be_jump values
-and jump lists, and prints both times and the ratio. Then it starts the endpoint on a free
-loopback port (`manage.py runserver --noreload`) and prints p50/p95 of POST /api/queueing/rank/
-with 1,000 persons.
+For 1,000 and 10,000 persons (random, seeded: waits, RR levels 1-9, a few SSVIPs, stored jump
+lists) it prints side by side
+- source-style: the source's implementation (one GET per person, one GET and one SET per swap,
+  the full double loops), in this process, Redis included: median of its runs;
+- server: POST /api/queueing/rank/ to a real server this bench starts on a free loopback port
+  (`manage.py runserver --noreload`, token auth, keep-alive), its own request time from the
+  response's Server-Timing header (or, for a server without it, from its request log): p50, p95;
+- round trip: the same requests as timed by this client (send to last byte read): p50, p95;
+- server CPU: the server process's CPU time per request, which a busy machine stretches less;
+and the ratios source-style / server p50 and source-style / round trip p50. Every request starts
+from the same Redis state, so each does the same work; the first response and the jump lists it
+leaves must agree with the source-style ranking (order, be_jump, rr, user_group, rough score,
+stored jump lists).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-    REDIS_URL=redis://127.0.0.1:6379/7 .venv/bin/python bench/queueing.py
+    REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python bench/queueing.py
 
-It uses its own database, ticketdesk_bench, on the server of DATABASE_URL (created if missing,
-migrated; a user and a token for the bench are added).
-Redis keys live under a prefix of this run's own and are deleted at the end.
+Options: --sizes 1000,10000; --requests 200,40 (per size); --profile N (instead: cProfile of N
+in-process requests per size, the top functions). It uses its own database, ticketdesk_bench,
+on the server of DATABASE_URL (created if missing, migrated; a user and a token for the bench
+are added). Redis keys live under a prefix of this run's own and are deleted at the end.
 """
 
 import argparse
+import cProfile
 import http.client
+import io
 import json
 import os
+import pstats
 import random
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,10 +50,11 @@ PREFIX = f"bench_{uuid.uuid4().hex[:8]}_lechat_"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 os.environ["DJANGO_DEBUG"] = "false"
 os.environ["QUEUEING_KEY_PREFIX"] = PREFIX
-os.environ.setdefault("LOG_LEVEL", "WARNING")  # the in-process timings, not the log lines
+os.environ.setdefault("LOG_LEVEL", "WARNING")  # this process; the server logs at INFO
 
 SEED = 20240611
 SERVER_START_TIMEOUT_SECONDS = 60
+URL = "/api/queueing/rank/"
 
 
 # Data ------------------------------------------------------------------------------------------
@@ -63,7 +76,7 @@ def make_queue(size: int, seed: int) -> tuple[list[dict], dict[str, str], dict[s
                 "not_confirm_num": 4 + rnd.randint(0, 2)
                 if rnd.random() < 0.06
                 else rnd.randint(0, 3),
-                "is_ssvip": int(rnd.random() < 0.03),
+                "is_ssvip": int(rnd.random() < 0.05),
                 "be_jump": 0 if rnd.random() < 0.7 else rnd.randint(1, 16),
                 "channel": rnd.choice(["chat", "call", "app"]),
             }
@@ -81,8 +94,16 @@ def make_queue(size: int, seed: int) -> tuple[list[dict], dict[str, str], dict[s
 # The source's style ----------------------------------------------------------------------------
 
 
-def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> tuple[list[dict], int]:
-    """The ranked queue and how many Redis round trips it took."""
+# For progress reports, a Redis round trip of the source-style ranking weighs as much as this
+# many of its comparisons (some 100 µs against some 0.07 µs).
+ROUND_TRIP_WEIGHT = 1500
+
+
+def naive_rank(
+    persons: list[dict], client, prefix: str, ttl: int, progress=None
+) -> tuple[list[dict], int]:
+    """The ranked queue and how many Redis round trips it took. `progress(work)` is called now
+    and then with the work done so far: comparisons plus ROUND_TRIP_WEIGHT per round trip."""
     trips = 0
     q = [dict(p, be_jump=p.get("be_jump", 0), is_ssvip=p.get("is_ssvip", 0)) for p in persons]
     for p in q:
@@ -109,6 +130,7 @@ def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> tuple[list
                 p["rr"] = int(level[1:])
         p["user_group"] = 2 if p["rr"] <= 5 else 1
     n = len(q)
+    done = 0  # comparisons
     for i in range(n):
         for j in range(n - 1 - i):
             a, b = q[j], q[j + 1]
@@ -128,6 +150,9 @@ def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> tuple[list
                     jumped.append(str(b["uid"]))
                 client.set(key, json.dumps(jumped), ex=ttl)
                 trips += 2
+        done += n - 1 - i
+        if progress is not None and i % 64 == 0:
+            progress(done + ROUND_TRIP_WEIGHT * trips)
     for i in range(n):
         for j in range(n - 1 - i):
             a, b = q[j], q[j + 1]
@@ -138,10 +163,58 @@ def naive_rank(persons: list[dict], client, prefix: str, ttl: int) -> tuple[list
                 and b["user_group"] >= a["user_group"]
             ):
                 q[j], q[j + 1] = b, a
+        done += n - 1 - i
+        if progress is not None and i % 64 == 0:
+            progress(done + ROUND_TRIP_WEIGHT * trips)
     return q, trips
 
 
+def naive_work(persons: list[dict], rr_values: dict[str, str], jump_lists: dict[str, str]) -> int:
+    """The work `naive_rank` will report in all: its comparisons, and its round trips (one per
+    person, two per swap of step 4), with the swaps counted by the service's ranking."""
+    from queueing import ranking
+    from queueing.serializers import parse_queue
+
+    swaps: list[ranking.Swap] = []
+    ranking.rank(
+        parse_queue(persons),
+        rr_levels={uid: ranking.rr_level(value) for uid, value in rr_values.items()},
+        read_jump_lists=lambda uids: {u: ranking.jump_list(jump_lists.get(u)) for u in uids},
+        swaps=swaps,
+    )
+    trips = len(persons) + 2 * sum(1 for swap in swaps if swap.step == "rr")
+    return len(persons) * (len(persons) - 1) + ROUND_TRIP_WEIGHT * trips
+
+
 # Helpers ---------------------------------------------------------------------------------------
+
+
+class Progress:
+    """One line on stderr, rewritten at most every half second: counts, elapsed time, ETA."""
+
+    def __init__(self, label: str, total: float, unit: str = ""):
+        self.label, self.total, self.unit = label, total, unit
+        self.started = time.monotonic()
+        self.shown = 0.0
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: float, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and (done >= self.total or now - self.shown < (0.5 if self.tty else 5.0)):
+            return  # the final line is done()'s
+        self.shown = now
+        elapsed = now - self.started
+        eta = elapsed * (self.total - done) / done if done else float("nan")
+        count = f"{done:,.0f}/{self.total:,.0f}{self.unit}"
+        line = f"  {self.label}: {count} ({100 * done / (self.total or 1):.0f}%), {elapsed:.1f} s"
+        line += " " * 12 if final else f", ETA {eta:.0f} s" + " " * 6
+        sys.stderr.write(("\r" if self.tty else "") + line + ("" if self.tty else "\n"))
+        if final and self.tty:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        self(self.total, final=True)
 
 
 def reset_redis(client, rr_values: dict[str, str], jump_lists: dict[str, str]) -> None:
@@ -162,33 +235,10 @@ def stored_jump_lists(client) -> dict[str, list]:
     return {key: json.loads(value) for key, value in zip(keys, client.mget(keys), strict=True)}
 
 
-def median_time(runs: int, prepare, call) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(runs):
-        prepare()
-        started = time.perf_counter()
-        result = call()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
-
-
-def count_round_trips(call) -> int:
-    """How many times `call` sends to Redis (a pipeline counts once)."""
-    from redis.connection import AbstractConnection
-
-    original = AbstractConnection.send_packed_command
-    sent = []
-
-    def send_packed_command(self, command, check_health=True):
-        sent.append(1)
-        return original(self, command, check_health)
-
-    AbstractConnection.send_packed_command = send_packed_command
-    try:
-        call()
-    finally:
-        AbstractConnection.send_packed_command = original
-    return len(sent)
+def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(p / 100 * len(ordered)) - 1))]
 
 
 def free_port() -> int:
@@ -211,132 +261,252 @@ def bench_token() -> str:
     return AuthToken.objects.create(user=user)[1]
 
 
+def load_average() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 # Parts -----------------------------------------------------------------------------------------
 
 
-def bench_service(client, sizes: list[int]) -> None:
+@dataclass
+class Figures:
+    persons: int
+    naive_seconds: float = float("nan")
+    naive_runs: int = 0
+    server_ms: list[float] | None = None
+    round_trip_ms: list[float] | None = None
+    server_timing_from: str = ""
+    server_cpu_ms: float = float("nan")  # the server process's CPU time per timed request
+    agree: bool | None = None
+
+
+def source_style(client, size: int, runs: int, figures: Figures) -> list[dict]:
     from django.conf import settings
 
-    from queueing import services
-    from queueing.serializers import parse_queue
+    persons, rr_values, jump_lists = make_queue(size, SEED + size)
+    work = naive_work(persons, rr_values, jump_lists)
+    times, ranked = [], []
+    for run in range(runs):
+        reset_redis(client, rr_values, jump_lists)
+        progress = Progress(f"source-style, {size:,} persons, run {run + 1}/{runs}", work, " units")
+        started = time.perf_counter()
+        ranked, _ = naive_rank(
+            persons, client, PREFIX, settings.QUEUEING_JUMP_TTL_SECONDS, progress=progress
+        )
+        times.append(time.perf_counter() - started)
+        progress.done()
+    figures.naive_seconds = statistics.median(times)
+    figures.naive_runs = runs
+    return ranked
 
-    ttl = settings.QUEUEING_JUMP_TTL_SECONDS
-    print(f"Service call, Redis included (median of runs; Redis at {settings.QUEUEING_REDIS_URL})")
-    print("trips: Redis round trips of one call; jumps: uids appended to jump lists;")
-    print("agree: same order, be_jump values and stored jump lists")
-    print(
-        f"{'persons':>8} {'naive s':>10} {'runs':>4} {'trips':>7} {'service s':>10} {'runs':>4} "
-        f"{'trips':>5} {'ratio':>8} {'jumps':>7}  agree"
+
+def agrees(naive: list[dict], naive_lists: dict, body: dict, lists: dict) -> bool:
+    fields = ("uid", "be_jump", "rr", "user_group", "rough_sort_score")
+    return (
+        not body["degraded"]
+        and [[p[f] for f in fields] for p in naive]
+        == [[p[f] for f in fields] for p in body["queue"]]
+        and [p["rank"] for p in body["queue"]] == list(range(1, len(naive) + 1))
+        and naive_lists == lists
     )
-    for size in sizes:
-        persons, rr_values, jump_lists = make_queue(size, SEED + size)
-        customers = parse_queue(persons)
-        naive_runs = 5 if size <= 100 else 3 if size <= 1000 else 1
-        service_runs = 21 if size <= 1000 else 7
-
-        def prepare(rr_values=rr_values, jump_lists=jump_lists):
-            reset_redis(client, rr_values, jump_lists)
-
-        naive_s, (naive_queue, naive_trips) = median_time(
-            naive_runs, prepare, lambda p=persons: naive_rank(p, client, PREFIX, ttl)
-        )
-        naive_lists = stored_jump_lists(client)
-        service_s, outcome = median_time(
-            service_runs,
-            prepare,
-            lambda c=customers: services.queue_rank(customers=c, trace_id="bench"),
-        )
-        service_lists = stored_jump_lists(client)
-        prepare()
-        service_trips = count_round_trips(
-            lambda c=customers: services.queue_rank(customers=c, trace_id="bench")
-        )
-        agree = (
-            [p["uid"] for p in naive_queue] == [e.uid for e in outcome.queue]
-            and [p["be_jump"] for p in naive_queue] == [e.be_jump for e in outcome.queue]
-            and naive_lists == service_lists
-            and not outcome.degraded
-        )
-        print(
-            f"{size:>8} {naive_s:>10.4f} {naive_runs:>4} {naive_trips:>7} {service_s:>10.4f} "
-            f"{service_runs:>4} {service_trips:>5} {naive_s / service_s:>7.0f}x "
-            f"{outcome.jumps_appended:>7}"
-            f"  {'yes' if agree else 'NO'}"
-        )
 
 
-def bench_http(client, size: int, requests: int, warmup: int) -> None:
-    from django.conf import settings
+class Server:
+    """`manage.py runserver --noreload` on a free loopback port, logging requests to a file."""
 
-    token = bench_token()
-    persons, rr_values, jump_lists = make_queue(size, SEED + 7)
-    body = json.dumps({"queue": persons}).encode()
-    port = free_port()
-    env = dict(os.environ, LOG_LEVEL="INFO")
-    env["QUEUEING_REDIS_URL"] = settings.QUEUEING_REDIS_URL
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    def __init__(self):
+        from django.conf import settings
+
+        self.port = free_port()
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-queueing-", suffix=".log")
+        env = dict(os.environ, LOG_LEVEL="INFO", THROTTLE_USER="1000000/min")
+        env["QUEUEING_REDIS_URL"] = settings.QUEUEING_REDIS_URL
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+        )
         deadline = time.monotonic() + SERVER_START_TIMEOUT_SECONDS
         while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"the server exited with {server.returncode}")
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited with {self.process.returncode}")
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
             except OSError:
                 if time.monotonic() > deadline:
+                    self.stop()
                     raise RuntimeError("the server did not start in time") from None
                 time.sleep(0.2)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        headers = {"Content-Type": "application/json", "Authorization": f"Token {token}"}
-        latencies, degraded = [], 0
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU time of the server process so far (Linux), NaN elsewhere."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def logged_durations(self) -> dict[str, float]:
+        """request id -> duration_ms, from the server's request log lines."""
+        durations = {}
+        with open(self.log.name, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if record.get("msg") == "request" and "duration_ms" in record:
+                    durations[record.get("request_id")] = record["duration_ms"]
+        return durations
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.log.close()
+
+
+def over_http(
+    server: Server,
+    client,
+    token: str,
+    size: int,
+    requests: int,
+    warmup: int,
+    figures: Figures,
+    naive: list[dict],
+    naive_lists: dict,
+) -> None:
+    persons, rr_values, jump_lists = make_queue(size, SEED + size)
+    body = json.dumps({"queue": persons}).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+    headers = {"Content-Type": "application/json", "Authorization": f"Token {token}"}
+    run_id = uuid.uuid4().hex[:8]
+    round_trips, from_header, request_ids = [], [], []
+    progress = Progress(f"HTTP, {size:,} persons", warmup + requests, " requests")
+    cpu_started = float("nan")
+    try:
         for k in range(warmup + requests):
+            if k == warmup:
+                cpu_started = server.cpu_seconds()
             reset_redis(client, rr_values, jump_lists)  # every request does the same work
+            request_id = f"bench-{run_id}-{k}"
             started = time.perf_counter()
-            conn.request("POST", "/api/queueing/rank/", body=body, headers=headers)
+            conn.request("POST", URL, body=body, headers={**headers, "X-Request-ID": request_id})
             response = conn.getresponse()
             payload = response.read()
             elapsed = time.perf_counter() - started
             if response.status != 200:
                 raise RuntimeError(f"HTTP {response.status}: {payload[:300]!r}")
-            degraded += json.loads(payload)["degraded"]
+            if k == 0:
+                figures.agree = agrees(
+                    naive, naive_lists, json.loads(payload), stored_jump_lists(client)
+                )
             if k >= warmup:
-                latencies.append(elapsed)
-        conn.close()
+                round_trips.append(elapsed * 1000)
+                request_ids.append(request_id)
+                timing = response.getheader("Server-Timing") or ""
+                if timing.startswith("app;dur="):
+                    from_header.append(float(timing.split("=", 1)[1]))
+            progress(k + 1)
+        figures.server_cpu_ms = (server.cpu_seconds() - cpu_started) * 1000 / requests
+        progress.done()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-    latencies.sort()
-    p50 = statistics.median(latencies)
-    p95 = latencies[min(len(latencies) - 1, int(round(0.95 * len(latencies))) - 1)]
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        conn.close()
+    figures.round_trip_ms = round_trips
+    if len(from_header) == requests:
+        figures.server_ms, figures.server_timing_from = from_header, "Server-Timing header"
+    else:
+        time.sleep(0.5)  # the log line of the last request
+        logged = server.logged_durations()
+        figures.server_ms = [logged[r] for r in request_ids if r in logged]
+        figures.server_timing_from = "request log"
+
+
+def profile(size: int, requests: int, top: int) -> None:
+    """cProfile of `requests` in-process requests through Django's test client."""
+    from django.conf import settings
+    from django.test import Client
+
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "user": "1000000/min"}
+    import redis
+
+    client = redis.Redis.from_url(settings.QUEUEING_REDIS_URL, decode_responses=True)
+    persons, rr_values, jump_lists = make_queue(size, SEED + size)
+    body = json.dumps({"queue": persons})
+    api = Client(HTTP_AUTHORIZATION=f"Token {bench_token()}")
+
+    def post():
+        response = api.post(URL, data=body, content_type="application/json")
+        assert response.status_code == 200, response.content[:300]
+
+    reset_redis(client, rr_values, jump_lists)
+    post()  # warm-up: connections, the script, caches
+    profiler = cProfile.Profile()
+    for _ in range(requests):
+        reset_redis(client, rr_values, jump_lists)
+        profiler.enable()
+        post()
+        profiler.disable()
+    for order in ("tottime", "cumulative"):
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats(order).print_stats(top)
+        print(f"\n{size:,} persons, {requests} requests in process, by {order}:")
+        lines = out.getvalue().splitlines()
+        start = next(k for k, line in enumerate(lines) if line.lstrip().startswith("ncalls"))
+        print("\n".join(line.replace(str(ROOT) + "/", "") for line in lines[start:] if line))
+
+
+def summary(all_figures: list[Figures]) -> None:
+    print()
+    print("Summary (ms; source-style in seconds; ratios = source-style / p50)")
+    header = (
+        f"{'persons':>8} {'source-style s':>15} {'server p50':>11} {'p95':>8} "
+        f"{'round trip p50':>15} {'p95':>8} {'src/server':>11} {'src/round trip':>15} "
+        f"{'server CPU':>11}  agree"
+    )
+    print(header)
+    for f in all_figures:
+        server50, server95 = statistics.median(f.server_ms), percentile(f.server_ms, 95)
+        trip50, trip95 = statistics.median(f.round_trip_ms), percentile(f.round_trip_ms, 95)
+        naive_ms = f.naive_seconds * 1000
+        print(
+            f"{f.persons:>8,} {f.naive_seconds:>13.2f}/{f.naive_runs} {server50:>11.1f} "
+            f"{server95:>8.1f} {trip50:>15.1f} {trip95:>8.1f} {naive_ms / server50:>10.0f}x "
+            f"{naive_ms / trip50:>14.0f}x {f.server_cpu_ms:>11.1f}  {'yes' if f.agree else 'NO'}"
+        )
+    sources = {f.server_timing_from for f in all_figures}
+    counts = ", ".join(f"{len(f.round_trip_ms)}" for f in all_figures)
     print(
-        f"(load average {load}) "
-        f"HTTP POST /api/queueing/rank/, {size} persons, {requests} requests after {warmup} "
-        f"warm-up (runserver --noreload, token auth, keep-alive): "
-        f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
-        + (f", {degraded} degraded" if degraded else "")
+        f"server: the server's own time per request ({' / '.join(sorted(sources))}); "
+        f"round trip: this client's; server CPU: the server process's CPU time per request "
+        f"(what the machine's load does not stretch); requests per size after warm-up: "
+        f"{counts}; source-style: median of runs / runs; load average now {load_average()}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,1000,10000")
-    parser.add_argument("--http-persons", type=int, default=1000)
-    parser.add_argument("--http-requests", type=int, default=200)
-    parser.add_argument("--http-warmup", type=int, default=20)
-    parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--requests", default="200,40", help="timed requests per size")
+    parser.add_argument("--warmup", default="20,5", help="untimed requests per size")
+    parser.add_argument("--naive-runs", default="3,1", help="source-style runs per size")
+    parser.add_argument("--profile", type=int, metavar="N", help="profile N requests instead")
+    parser.add_argument("--top", type=int, default=25, help="functions shown by --profile")
     args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    def per_size(option: str) -> list[int]:
+        values = [int(v) for v in option.split(",")]
+        return (values + values[-1:] * len(sizes))[: len(sizes)]
 
     from bench.common import setup_django
 
@@ -344,15 +514,44 @@ def main() -> None:
     import redis
     from django.conf import settings
 
-    client = redis.Redis.from_url(settings.QUEUEING_REDIS_URL, decode_responses=True)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
-        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}, seed {SEED}"
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load_average()}, "
+        f"seed {SEED}, Redis at {settings.QUEUEING_REDIS_URL}"
     )
+    client = redis.Redis.from_url(settings.QUEUEING_REDIS_URL, decode_responses=True)
     try:
-        bench_service(client, [int(s) for s in args.sizes.split(",")])
-        if not args.skip_http:
-            bench_http(client, args.http_persons, args.http_requests, args.http_warmup)
+        if args.profile:
+            for size in sizes:
+                profile(size, args.profile, args.top)
+            return
+        token = bench_token()
+        all_figures = []
+        server = Server()
+        try:
+            for size, requests, warmup, runs in zip(
+                sizes,
+                per_size(args.requests),
+                per_size(args.warmup),
+                per_size(args.naive_runs),
+                strict=True,
+            ):
+                figures = Figures(persons=size)
+                naive = source_style(client, size, runs, figures)
+                naive_lists = stored_jump_lists(client)
+                over_http(
+                    server, client, token, size, requests, warmup, figures, naive, naive_lists
+                )
+                print(
+                    f"{size:,} persons: source-style {figures.naive_seconds:.2f} s; server p50 "
+                    f"{statistics.median(figures.server_ms):.1f} ms, round trip p50 "
+                    f"{statistics.median(figures.round_trip_ms):.1f} ms; agree: "
+                    f"{'yes' if figures.agree else 'NO'} (load average {load_average()})",
+                    flush=True,
+                )
+                all_figures.append(figures)
+        finally:
+            server.stop()
+        summary(all_figures)
     finally:
         keys = list(client.scan_iter(match=f"{PREFIX}*", count=5000))
         for start in range(0, len(keys), 5000):

@@ -1,4 +1,7 @@
+import contextlib
+import gc
 import uuid
+from collections.abc import Iterator
 
 import orjson
 from drf_spectacular.utils import (
@@ -157,14 +160,38 @@ class RankQueueApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
+        with _collection_paused():
+            body = self._ranked(request)
+        return Response(body)
+
+    def _ranked(self, request: Request) -> dict:
+        """The response's body. Only it and the request's data outlive the call: the customers
+        and the ranking are freed before the collector runs again (see _collection_paused)."""
         data = RankInput(data=request.data)
         data.is_valid(raise_exception=True)
         trace_id = getattr(request, "request_id", None) or uuid.uuid4().hex
         outcome = services.queue_rank(customers=data.validated_data["queue"], trace_id=trace_id)
-        return Response(
-            {
-                "queue": ranked_queue(outcome.queue),
-                "trace_id": outcome.trace_id,
-                "degraded": outcome.degraded,
-            }
-        )
+        return {
+            "queue": ranked_queue(outcome.queue, reuse_payloads=True),
+            "trace_id": outcome.trace_id,
+            "degraded": outcome.degraded,
+        }
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while a queue is parsed and ranked. A queue
+    makes several container objects per person, none in a reference cycle (reference counting
+    frees them), and making them would otherwise run the collector again and again, up to full
+    collections that scan every live object of the process: some 75 ms of a 10,000-person
+    request's 175, and its slowest requests. The fewer of them still alive when it runs again,
+    the less it has to scan and keep. Held off for the whole process (other threads too) for
+    the request's milliseconds; left as it is if something else turned it off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

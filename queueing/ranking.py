@@ -14,13 +14,26 @@ Steps 4 and 5 are the source's double loop
 computed exactly, but in time proportional to the number of swaps instead of n² (see
 `_bubble_passes`). tests/queueing/transcription.py holds the plain double loops and the
 hypothesis tests compare the two.
+
+`rank` runs the steps one of two ways, with the same results (tests/queueing/test_fast_paths.py
+compares them on random queues):
+- explained, when given a `swaps` list (`rank_queue --explain`): pass by pass, on `QueueEntry`
+  objects, recording every swap as a `Swap`;
+- plain, for the endpoint: on lists indexed by person, steps 4 and 5 each in one sweep from the
+  back of the queue that puts every customer where the passes would take it, with nothing
+  built per swap (see "Steps 1-5 on plain lists").
+Either way the result is a `RankedEntry` per place.
 """
 
 import functools
+import itertools
 import json
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import orjson
 
 RR_DEFAULT = 9  # a missing or unreadable RR level
 RR_LEVELS = {f"R{level}": level for level in range(1, 10)}
@@ -57,6 +70,23 @@ class QueueEntry:
     user_group: int = 1
 
 
+class RankedEntry(NamedTuple):
+    """A customer's place in the ranked queue, with the results of the steps."""
+
+    customer: Customer
+    uid: str
+    rough_sort_score: float
+    rough_position: int  # 0-based place after step 2
+    rr: int
+    user_group: int
+    be_jump: int  # with this request's jumps
+
+
+# Builds a NamedTuple from a tuple of its fields without the keyword-handling constructor (a
+# quarter of the cost, for a queue's worth of them).
+_new_tuple = tuple.__new__
+
+
 class Swap(NamedTuple):
     """One swap of step 4 ("rr") or step 5 ("ssvip"): `ahead` moved ahead of `behind`."""
 
@@ -70,7 +100,7 @@ class Swap(NamedTuple):
 
 @dataclass
 class Ranking:
-    queue: list[QueueEntry]
+    queue: list[RankedEntry]  # the final order
     # Step 4's jump bookkeeping: customer uid -> uids appended to its jump list, in order.
     appended_jumps: dict[str, list[str]] = field(default_factory=dict)
 
@@ -169,6 +199,15 @@ def jump_list(cached: bytes | str | None) -> list[str]:
     decimal text, as the store's Lua script reads them."""
     if cached is None:
         return []
+    try:
+        value = orjson.loads(cached)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        # The usual value, read by orjson as json reads it; anything else (numbers, nesting,
+        # what orjson refuses) is left to json, whose reading is the contract.
+        if type(value) is list and all(type(item) is str for item in value):
+            return value
     try:
         value = json.loads(cached)
     except (ValueError, RecursionError):
@@ -294,14 +333,206 @@ def rank(
     swaps: list[Swap] | None = None,
 ) -> Ranking:
     """The whole algorithm. `rr_levels` maps uid → RR level (missing: 9); `read_jump_lists`
-    is called once, with the uids whose stored jump lists step 4 may need."""
+    is called once, with the uids whose stored jump lists step 4 may need. Given a `swaps`
+    list, every swap of steps 4 and 5 is appended to it. (Customers sharing a uid, which the
+    endpoint refuses, are ranked the explained way, whose jump bookkeeping goes by uid.)"""
+    customers = list(customers)
+    if swaps is None and len({c.uid for c in customers}) == len(customers):
+        return _rank_plain(customers, rr_levels, read_jump_lists)
     queue = rough_sort(customers)
     assign_rr(queue, rr_levels)
     owners = jump_list_owners(queue)
     jump_lists = read_jump_lists(owners) if owners else {}
     appended = rr_adjust(queue, jump_lists, swaps=swaps)
     ssvip_adjust(queue, swaps=swaps)
-    return Ranking(queue=queue, appended_jumps=appended)
+    ranked = [
+        RankedEntry(
+            e.customer, e.uid, e.rough_sort_score, e.rough_position, e.rr, e.user_group, e.be_jump
+        )
+        for e in queue
+    ]
+    return Ranking(queue=ranked, appended_jumps=appended)
+
+
+# Steps 1-5 on plain lists --------------------------------------------------------------------
+#
+# A person is their index in `customers` (whose uids are distinct); a queue is a list of such
+# indices, and each value a step reads or changes is a list indexed by person.
+#
+# Steps 4 and 5 are computed from where their passes take each customer, not pass by pass. In
+# both, the customers who move forward ("movers": step 4's jumpers, step 5's SSVIPs) never pass
+# one another, nor do the customers they pass (who only move back), and everyone else never
+# moves. In every pass a mover moves one place forward, passing the customer just ahead of it
+# (`_bubble_passes`: that customer's run carries it over the movers right behind it), until it
+# is stopped for good by a customer it may not pass: that customer stays before it, and the
+# movers behind it stay behind it, from then on. A mover that moves in every pass stays within
+# the pass bound (after i passes it is at most at place n - 1 - i), so the bound never stops
+# one. Hence a customer who may be passed is passed by the movers that reach it, in their
+# order, the nearest first, for as long as the condition holds (in step 4 it stops holding
+# after the jumper that brings be_jump to 15); the first mover refused stays right behind it,
+# and so do all the movers behind that one. Swept from the back of the queue, the movers still
+# moving are a stream that each customer met lets through, thins or stops: one step per
+# customer plus one per swap, with the order of everyone else unchanged.
+
+
+def _rank_plain(
+    customers: list[Customer],
+    rr_levels: Mapping[str, int],
+    read_jump_lists: JumpListReader,
+) -> Ranking:
+    count = len(customers)
+    uids = list(map(_uid, customers))
+    scores = list(map(rough_sort_score, customers))
+    # Step 2: sorted() is stable with reverse=True too, so ties keep the request order.
+    queue = sorted(range(count), key=scores.__getitem__, reverse=True)
+
+    rr = list(map(rr_levels.get, uids, itertools.repeat(RR_DEFAULT, count)))
+    groups = [2 if level <= 5 else 1 for level in rr]
+    be_jump = list(map(_be_jump, customers))
+    unconfirmed = list(map(_not_confirm_num, customers))
+    # Step 4: jumpers pass customers who can be jumped (`_rr_swaps`).
+    jumper = [
+        1 <= level <= 5 and offers < NOT_CONFIRM_LIMIT
+        for level, offers in zip(rr, unconfirmed, strict=True)
+    ]
+    jumpable = [
+        6 <= level <= 9 and jumps < BE_JUMP_LIMIT for level, jumps in zip(rr, be_jump, strict=True)
+    ]
+    owners = _jump_list_owners_plain(queue, jumper, jumpable, uids)
+    jump_lists = read_jump_lists(owners) if owners else {}
+    final, appended = _rr_adjust_plain(queue, jumper, jumpable, be_jump, uids, jump_lists)
+
+    # Step 5 (`_ssvip_swaps`): an SSVIP of group g passes a customer whose guard is at most g:
+    # the user group of a non-SSVIP with fewer than 4 unconfirmed offers; 3 (above any group,
+    # passed by no one) for anyone else.
+    ssvip = list(map(_is_ssvip, customers))
+    ssvip_group = [g if vip else 0 for g, vip in zip(groups, ssvip, strict=True)]
+    guard = [
+        3 if vip or offers >= NOT_CONFIRM_LIMIT else g
+        for g, vip, offers in zip(groups, ssvip, unconfirmed, strict=True)
+    ]
+    final = _ssvip_adjust_plain(final, ssvip_group, guard)
+
+    rough_positions = [0] * count
+    for position, person in enumerate(queue):
+        rough_positions[person] = position
+    ranked = [
+        _new_tuple(
+            RankedEntry,
+            (
+                customers[p],
+                uids[p],
+                scores[p],
+                rough_positions[p],
+                rr[p],
+                groups[p],
+                be_jump[p],
+            ),
+        )
+        for p in final
+    ]
+    return Ranking(queue=ranked, appended_jumps=appended)
+
+
+_uid = operator.attrgetter("uid")
+_be_jump = operator.attrgetter("be_jump")
+_not_confirm_num = operator.attrgetter("not_confirm_num")
+_is_ssvip = operator.attrgetter("is_ssvip")
+
+
+def _jump_list_owners_plain(
+    queue: list[int], jumper: list[bool], jumpable: list[bool], uids: list[str]
+) -> list[str]:
+    """`jump_list_owners`: the same uids in the same order."""
+    owners = []
+    jumper_behind = False
+    for person in reversed(queue):
+        if jumper[person]:
+            jumper_behind = True
+        elif jumpable[person]:
+            if jumper_behind:
+                owners.append(uids[person])
+        else:
+            jumper_behind = False
+    return owners
+
+
+def _rr_adjust_plain(
+    queue: list[int],
+    jumper: list[bool],
+    jumpable: list[bool],
+    be_jump: list[int],
+    uids: list[str],
+    jump_lists: Mapping[str, Sequence[str]],
+) -> tuple[list[int], dict[str, list[str]]]:
+    """Step 4 (`rr_adjust`): the final order and the uids appended per customer; `be_jump` is
+    updated in place. A customer who can be jumped lets the jumpers reaching it pass, each
+    recorded in its jump list unless already there, up to and including the one that brings
+    its be_jump to 15."""
+    moving: list[int] = []  # jumpers still moving forward, the frontmost last
+    placed: list[int] = []  # the final order, from the back
+    appended: dict[str, list[str]] = {}
+    for person in reversed(queue):
+        if jumper[person]:
+            moving.append(person)
+            continue
+        if moving and jumpable[person]:
+            owner = uids[person]
+            room = BE_JUMP_LIMIT - be_jump[person]  # new jumpers it lets pass, at most
+            stored = jump_lists[owner]
+            waiting = len(moving)
+            if not stored:  # every jumper is new to it (uids are distinct)
+                passing = min(waiting, room)
+                new = [uids[j] for j in reversed(moving[waiting - passing :])]
+            else:
+                listed = set(stored)
+                new = []
+                passing = 0
+                for j in reversed(moving):
+                    passing += 1
+                    if uids[j] not in listed:
+                        new.append(uids[j])
+                        if len(new) == room:
+                            break
+            if new:
+                appended[owner] = new
+                be_jump[person] += len(new)
+            stopped = waiting - passing
+            if stopped:
+                placed += moving[:stopped]
+                del moving[:stopped]
+        else:  # passed by no one: the stream stops behind it
+            placed += moving
+            moving.clear()
+        placed.append(person)
+    placed += moving
+    placed.reverse()
+    return placed, appended
+
+
+def _ssvip_adjust_plain(queue: list[int], ssvip_group: list[int], guard: list[int]) -> list[int]:
+    """Step 5 (`ssvip_adjust`): the final order. A customer lets the SSVIPs reaching it pass
+    while their group is at least its guard."""
+    moving: list[int] = []  # SSVIPs still moving forward, the frontmost last
+    placed: list[int] = []  # the final order, from the back
+    for person in reversed(queue):
+        if ssvip_group[person]:
+            moving.append(person)
+            continue
+        if moving:
+            least = guard[person]
+            waiting = len(moving)
+            passing = 0
+            while passing < waiting and ssvip_group[moving[waiting - 1 - passing]] >= least:
+                passing += 1
+            stopped = waiting - passing
+            if stopped:
+                placed += moving[:stopped]
+                del moving[:stopped]
+        placed.append(person)
+    placed += moving
+    placed.reverse()
+    return placed
 
 
 # The double loop -----------------------------------------------------------------------------

@@ -1,17 +1,18 @@
+import functools
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import metrics, ranking, store
-from .ranking import Customer, QueueEntry, Swap
+from .ranking import Customer, RankedEntry, Swap
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class RankOutcome:
-    queue: list[QueueEntry]  # the final order
+    queue: list[RankedEntry]  # the final order
     trace_id: str
     degraded: bool  # Redis was unreachable: rr = 9 for everyone, no jump bookkeeping
     jumps_appended: int  # uids this request added to jump lists in Redis
@@ -51,11 +52,15 @@ def queue_rank(
     jumps_appended = 0
     try:
         rr_levels = store.read_rr_levels([c.uid for c in customers])
+        texts: dict[str, bytes | None] = {}  # the jump lists as read, for the append
         result = ranking.rank(
-            customers, rr_levels=rr_levels, read_jump_lists=store.read_jump_lists, swaps=swaps
+            customers,
+            rr_levels=rr_levels,
+            read_jump_lists=functools.partial(store.read_jump_lists, texts=texts),
+            swaps=swaps,
         )
         if record_jumps:
-            jumps_appended = store.append_jumps(result.appended_jumps)
+            jumps_appended = store.append_jumps(result.appended_jumps, texts=texts)
     except store.Unavailable as exc:
         degraded = True
         metrics.rank_degraded.inc()

@@ -14,12 +14,19 @@ it read them (its snapshot). The append is a check-and-append in one Lua script,
 Redis, so two requests recording jumps on the same customer at once never lose each other's
 uids and never store one twice. Both may count the same new jumper (each reports its own
 be_jump += 1 from its own snapshot); the stored list holds it once.
+
+The append costs Redis little when the lists are as the request read them: the request sends
+each list's new text whole (Redis only checks the list is still absent, or still the text that
+was read, and sets it), and the merge, which parses in Lua, runs only for a list that changed
+in between, or whose text or new uids are not plain (see `_append_arguments`).
 """
 
 import functools
-import json
+import re
 import threading
+from collections.abc import Mapping
 
+import orjson
 import redis
 from django.conf import settings
 from redis.backoff import NoBackoff
@@ -32,17 +39,25 @@ from . import ranking
 CONNECT_TIMEOUT_SECONDS = 0.5
 COMMAND_TIMEOUT_SECONDS = 2.0
 
-# KEYS: jump list keys. ARGV[1]: expiry in seconds. ARGV[2]: a JSON array holding, per key, the
-# array of uids to append (one argument rather than one per uid: packing arguments is what costs
-# on the client). For each key, appends the uids it does not already hold, keeping the stored text
-# as it is (other systems' formatting and items survive), and sets the expiry. An unreadable
-# value is replaced, as the ranking reads it as an empty list. Returns how many uids it appended.
+# KEYS: jump list keys, in three groups by how the request read them: first the lists there
+# were none of, then the plain lists (see _PLAIN_LIST), then the others and those not read.
+# ARGV[1]: expiry in seconds; ARGV[2], ARGV[3]: the sizes of the first two groups; then per key a
+# JSON array of the uids to append, preceded for a plain list by its text as read. A list still
+# as read gets the uids in one SET: the array itself (a plain array then: the uids as cjson
+# writes them), or the text read with the array's items added before its closing bracket. Any
+# other list is merged: the uids it does not hold yet are appended, keeping the stored text as it
+# is (other systems' formatting and items survive); an unreadable value is replaced, as the
+# ranking reads it as an empty list. Every list written gets the expiry, and so does a list that
+# gets nothing new. Returns {uids appended by merges, uids sent for the lists that were not as
+# read} (the caller knows how many it sent in all). One argument per key (two for a plain list)
+# and one Redis call per list still as read (two for a plain list): both are what costs.
 _APPEND_JUMPS_LUA = """
-local ttl = tonumber(ARGV[1])
-local wanted = cjson.decode(ARGV[2])
-local appended = 0
-for k = 1, #KEYS do
-  local stored = redis.call('GET', KEYS[k])
+local ttl = ARGV[1]
+local absent = tonumber(ARGV[2])
+local plain = tonumber(ARGV[3])
+
+local function merge(key, wanted)
+  local stored = redis.call('GET', key)
   local present = {}
   local head = nil
   local size = 0
@@ -61,7 +76,7 @@ for k = 1, #KEYS do
     end
   end
   local new = {}
-  for _, uid in ipairs(wanted[k]) do
+  for _, uid in ipairs(wanted) do
     if not present[uid] then
       present[uid] = true
       new[#new + 1] = cjson.encode(uid)
@@ -77,14 +92,51 @@ for k = 1, #KEYS do
     else
       value = head .. ',' .. body .. ']'
     end
-    redis.call('SET', KEYS[k], value, 'EX', ttl)
-    appended = appended + #new
+    redis.call('SET', key, value, 'EX', ttl)
   elseif stored then
-    redis.call('EXPIRE', KEYS[k], ttl)
+    redis.call('EXPIRE', key, ttl)
   end
+  return #new
 end
-return appended
+
+local merged = 0
+local changed = 0
+local function merge_changed(key, array)
+  local wanted = cjson.decode(array)
+  changed = changed + #wanted
+  merged = merged + merge(key, wanted)
+end
+
+local a = 4
+for k = 1, absent do
+  if not redis.call('SET', KEYS[k], ARGV[a], 'NX', 'EX', ttl) then
+    merge_changed(KEYS[k], ARGV[a])
+  end
+  a = a + 1
+end
+for k = absent + 1, absent + plain do
+  local text = ARGV[a]
+  local array = ARGV[a + 1]
+  if redis.call('GET', KEYS[k]) == text then
+    local comma = (text == '[]') and '' or ','
+    redis.call('SET', KEYS[k], string.sub(text, 1, -2) .. comma .. string.sub(array, 2), 'EX', ttl)
+  else
+    merge_changed(KEYS[k], array)
+  end
+  a = a + 2
+end
+for k = absent + plain + 1, #KEYS do
+  merged = merged + merge(KEYS[k], cjson.decode(ARGV[a]))
+  a = a + 1
+end
+return {merged, changed}
 """
+
+# Text that cjson (and JSON encoders in general) writes as it is: printable ASCII but '"', '\\'
+# and '/', which cjson escapes. A plain list is a JSON array of plain strings as json.dumps or
+# cjson write it: its items, and where new ones go, are known without a JSON parser.
+_PLAIN_TEXT = re.compile(r"[ !#-.0-\[\]-~]*")
+_PLAIN_LIST = re.compile(rb'\[(?:"[ !#-.0-\[\]-~]*"(?:, ?"[ !#-.0-\[\]-~]*")*)?\]')
 
 
 class Unavailable(Exception):
@@ -127,12 +179,15 @@ def _connection() -> tuple[redis.Redis, Script]:
     return found
 
 
-def rr_key(uid: str) -> str:
-    return f"{settings.QUEUEING_KEY_PREFIX}{uid}"
+# The keys: the prefix of either kind, followed by the uid (read from the settings once a call).
 
 
-def jump_list_key(uid: str) -> str:
-    return f"{settings.QUEUEING_KEY_PREFIX}jump_uids_{uid}"
+def _rr_key_prefix() -> str:
+    return settings.QUEUEING_KEY_PREFIX
+
+
+def _jump_list_key_prefix() -> str:
+    return f"{settings.QUEUEING_KEY_PREFIX}jump_uids_"
 
 
 @_redis_call
@@ -142,28 +197,83 @@ def read_rr_levels(uids: list[str]) -> dict[str, int]:
     if not uids:
         return {}
     client, _ = _connection()
-    values = client.mget([rr_key(uid) for uid in uids])
-    return {uid: ranking.rr_level(value) for uid, value in zip(uids, values, strict=True)}
+    prefix = _rr_key_prefix()
+    values = client.mget([prefix + uid for uid in uids])
+    parsed: dict[bytes | None, int] = {}  # most values are one of a few texts: each read once
+    levels = {}
+    for uid, value in zip(uids, values, strict=True):
+        level = parsed.get(value)
+        if level is None:
+            level = parsed[value] = ranking.rr_level(value)
+        levels[uid] = level
+    return levels
 
 
 @_redis_call
-def read_jump_lists(uids: list[str]) -> dict[str, list[str]]:
-    """uid -> the uids stored as having jumped ahead of it, in one MGET."""
+def read_jump_lists(
+    uids: list[str], *, texts: dict[str, bytes | None] | None = None
+) -> dict[str, list[str]]:
+    """uid -> the uids stored as having jumped ahead of it, in one MGET. Given `texts`, each
+    list's stored text (None: no list) is put in it for `append_jumps`."""
     if not uids:
         return {}
     client, _ = _connection()
-    values = client.mget([jump_list_key(uid) for uid in uids])
-    return {uid: ranking.jump_list(value) for uid, value in zip(uids, values, strict=True)}
+    prefix = _jump_list_key_prefix()
+    values = client.mget([prefix + uid for uid in uids])
+    if texts is not None:
+        texts.update(zip(uids, values, strict=True))
+    jump_list = ranking.jump_list
+    return {
+        uid: [] if value is None else jump_list(value)
+        for uid, value in zip(uids, values, strict=True)
+    }
 
 
 @_redis_call
-def append_jumps(appended: dict[str, list[str]]) -> int:
+def append_jumps(
+    appended: dict[str, list[str]], *, texts: Mapping[str, bytes | None] | None = None
+) -> int:
     """Appends to each customer's jump list the uids it does not hold yet and refreshes its
-    expiry, atomically, in one EVALSHA. Returns how many uids were appended (fewer than asked
-    when a concurrent request appended some first)."""
+    expiry, atomically, in one EVALSHA. `texts` are the lists' texts as `read_jump_lists` read
+    them (the cheap append for those still so stored). Returns how many uids were appended
+    (fewer than asked when a concurrent request appended some first)."""
     if not appended:
         return 0
     client, append_script = _connection()
-    keys = [jump_list_key(uid) for uid in appended]
-    args = [settings.QUEUEING_JUMP_TTL_SECONDS, json.dumps(list(appended.values()))]
-    return int(append_script(keys=keys, args=args, client=client))
+    prefix = _jump_list_key_prefix()
+    keys, args, sent = _append_arguments(appended, texts or {}, prefix)
+    merged, changed = append_script(keys=keys, args=args, client=client)
+    return sent - changed + merged
+
+
+def _append_arguments(
+    appended: dict[str, list[str]], texts: Mapping[str, bytes | None], prefix: str
+) -> tuple[list[str], list[int | str | bytes], int]:
+    """The script's KEYS and ARGV, and how many uids go to lists sent as read. A list is sent
+    as read (absent, or its text) only when its append is known without a JSON parser: the
+    uids are plain and new to it (none in the text read, none twice), and it was absent or a
+    plain list."""
+    absent_keys: list[str] = []
+    absent_args: list[str] = []
+    plain_keys: list[str] = []
+    plain_args: list[str | bytes] = []
+    other_keys: list[str] = []
+    other_args: list[bytes] = []
+    sent = 0
+    for uid, uids in appended.items():
+        if uids and _PLAIN_TEXT.fullmatch("".join(uids)) and len(set(uids)) == len(uids):
+            text = texts.get(uid, b"")  # b"": not read
+            if text is None:
+                absent_keys.append(prefix + uid)
+                absent_args.append('["' + '","'.join(uids) + '"]')
+                sent += len(uids)
+                continue
+            if _PLAIN_LIST.fullmatch(text) and set(ranking.jump_list(text)).isdisjoint(uids):
+                plain_keys.append(prefix + uid)
+                plain_args += (text, '["' + '","'.join(uids) + '"]')
+                sent += len(uids)
+                continue
+        other_keys.append(prefix + uid)
+        other_args.append(orjson.dumps(uids))
+    args = [settings.QUEUEING_JUMP_TTL_SECONDS, len(absent_keys), len(plain_keys)]
+    return absent_keys + plain_keys + other_keys, args + absent_args + plain_args + other_args, sent

@@ -13,11 +13,20 @@ from tests.factories import StaffFactory, UserFactory
 STRONG = "correct-horse-battery-staple-42"
 
 
+def _forget_throttle_histories():
+    """Throttle histories live in the shared Redis cache: delete those keys only (clearing the
+    whole database would take other state with it)."""
+    client = cache._cache.get_client(write=True)
+    keys = list(client.scan_iter(match=f"*{cache.key_prefix}*throttle_*"))
+    if keys:
+        client.delete(*keys)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_counters():
-    cache.clear()  # throttle histories live in the shared Redis cache
+    _forget_throttle_histories()
     yield
-    cache.clear()
+    _forget_throttle_histories()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from rest_framework import serializers
 
 from queueing import services
-from queueing.ranking import NOT_CONFIRM_LIMIT, QueueEntry, Swap
+from queueing.ranking import NOT_CONFIRM_LIMIT, RankedEntry, Swap
 from queueing.serializers import parse_queue, ranked_queue
 
 
@@ -74,7 +74,7 @@ class Command(BaseCommand):
                     self.stdout.write(f"      {line}")
 
 
-def _summary(rank: int, entry: QueueEntry) -> str:
+def _summary(rank: int, entry: RankedEntry) -> str:
     c = entry.customer
     be_jump = f"{c.be_jump}" if c.be_jump == entry.be_jump else f"{c.be_jump}->{entry.be_jump}"
     return (
@@ -84,7 +84,7 @@ def _summary(rank: int, entry: QueueEntry) -> str:
     )
 
 
-def _score_terms(entry: QueueEntry) -> str:
+def _score_terms(entry: RankedEntry) -> str:
     c = entry.customer
     if c.not_confirm_num >= NOT_CONFIRM_LIMIT:
         return f"0 (not_confirm_num {c.not_confirm_num} >= {NOT_CONFIRM_LIMIT})"
