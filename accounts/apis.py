@@ -4,7 +4,6 @@ client address (THROTTLE_RATES["login"]) and subject to the lock-out after faile
 from django.contrib.auth import authenticate
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from knox.auth import TokenAuthentication
 from knox.views import LoginView as KnoxLoginView
 from knox.views import LogoutAllView as KnoxLogoutAllView
 from knox.views import LogoutView as KnoxLogoutView
@@ -15,6 +14,7 @@ from config.openapi import DetailErrorBody, errors
 from config.parsers import SafeJSONParser
 from config.throttling import LoginThrottle
 
+from .auth import TokenAuthentication, delete_expired_tokens
 from .serializers import TokenRequest, TokenResponse
 
 LOCKED_OUT = OpenApiResponse(
@@ -54,6 +54,7 @@ class TokenLoginView(KnoxLoginView):
                 {"non_field_errors": [_("Unable to log in with the given username and password.")]}
             )
         request.user = user
+        delete_expired_tokens(user_id=user.pk)
         return super().post(request, format=format)
 
 

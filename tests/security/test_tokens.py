@@ -162,3 +162,19 @@ def test_no_plaintext_token_table_is_used(db):
     from django.apps import apps
 
     assert not apps.is_installed("rest_framework.authtoken")
+
+
+def test_authenticating_a_token_costs_one_query_and_expired_ones_go_at_login(alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    old = login(APIClient()).json()["token"]
+    AuthToken.objects.filter(user=alice).update(expiry=timezone.now() - timedelta(minutes=1))
+    token = login(APIClient()).json()["token"]
+    assert AuthToken.objects.filter(user=alice).count() == 1  # the expired one went at login
+    assert authed(old).get("/api/tickets/").status_code == 401
+    client = authed(token)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/api/auth/logout/").status_code == 405  # authenticates, does no work
+    knox_queries = [q["sql"] for q in queries.captured_queries if "knox_authtoken" in q["sql"]]
+    assert len(knox_queries) == 1
