@@ -6,4 +6,7 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the password-change revocation)
+        from . import (  # noqa: F401
+            openapi,  # the token scheme in the schema
+            signals,  # connects the password-change revocation
+        )

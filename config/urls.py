@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
+from config.docs import RedocView
 from config.metrics import prometheus_metrics
 from config.views import api_not_found
 from handler_groups.apis import HandlerGroupViewSet
@@ -27,6 +28,7 @@ urlpatterns = [
     path("api/auth/logout-all/", LogoutAllView.as_view(), name="api-logout-all"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", RedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/queueing/", include("queueing.urls")),
     path("api/sla/report/", SlaReportView.as_view(), name="sla-report"),
     path("api/metrics/assignment/", AssignmentMetricsView.as_view(), name="assignment-metrics"),
