@@ -23,6 +23,7 @@ def setup_django(database: str = "ticketdesk_bench") -> None:
     os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{database}"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
     os.environ.setdefault("LOG_LEVEL", "ERROR")
+    os.environ.setdefault("REFERENCE_CACHE_SECONDS", "5")  # as in production
     dsn = admin_url.replace("postgres://", "postgresql://", 1)
     with psycopg.connect(dsn, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone()

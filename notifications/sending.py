@@ -15,6 +15,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 from prometheus_client import Counter
 
+from config.memo import ProcessMemo
+
 from .channels import get_channel
 from .models import Notification, NotifyTemplate, OutboxDelivery
 from .rendering import TemplateError, render
@@ -22,6 +24,9 @@ from .rendering import TemplateError, render
 logger = logging.getLogger(__name__)
 
 DELIVER_TASK = "notifications.deliver"
+
+# Templates are read on every send and changed rarely (config/memo.py).
+_templates = ProcessMemo("notification templates").clear_on_change(NotifyTemplate)
 
 SENT = Counter("notifications_sent_total", "Inbox messages written", ["template"])
 DUPLICATES = Counter(
@@ -74,7 +79,9 @@ def send_batch(
     scanner's path). All messages render before anything is written: one bad message
     refuses the batch."""
     now = now or timezone.now()
-    template = NotifyTemplate.objects.filter(code=template_code).first()
+    template = _templates.get(
+        template_code, lambda: NotifyTemplate.objects.filter(code=template_code).first()
+    )
     if template is None:
         TEMPLATE_ERRORS.labels(template_code).inc()
         logger.error("unknown notification template", extra={"template": template_code})

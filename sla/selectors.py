@@ -1,25 +1,37 @@
 from datetime import datetime, timedelta
 
-from django.db.models import Q
-
+from config.memo import ProcessMemo
 from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket
 
-from .models import RuleStatus, SlaRule
+from .models import Calendar, RuleStatus, SlaRule
 
 DEFAULT_WARN_MINUTES = 30
+
+
+_enabled_rules = ProcessMemo("sla rules").clear_on_change(SlaRule, Calendar)
+
+
+def enabled_rules() -> list[SlaRule]:
+    """Enabled rules by ascending sort, with their calendars (memoised per process: read on
+    every approval, changed rarely; see config/memo.py)."""
+    return _enabled_rules.get(
+        "enabled",
+        lambda: list(
+            SlaRule.objects.filter(status=RuleStatus.ENABLED)
+            .select_related("calendar")
+            .order_by("sort", "id")
+        ),
+    )
 
 
 def match_rule(*, priority: int, category: str) -> SlaRule | None:
     """Enabled rules by ascending sort; the first whose priority equals the ticket's (or is
     empty: any) and whose category is blank or equal wins."""
-    return (
-        SlaRule.objects.filter(status=RuleStatus.ENABLED)
-        .filter(Q(priority=priority) | Q(priority__isnull=True))
-        .filter(Q(category="") | Q(category=category or ""))
-        .select_related("calendar")
-        .order_by("sort", "id")
-        .first()
-    )
+    category = category or ""
+    for rule in enabled_rules():
+        if rule.priority in (None, priority) and rule.category in ("", category):
+            return rule
+    return None
 
 
 def sla_badge(ticket: Ticket, now: datetime) -> dict:

@@ -188,6 +188,10 @@ REST_FRAMEWORK["NUM_PROXIES"] = env.int("TRUSTED_PROXY_COUNT", default=0) or Non
 # read (config/limits.py). Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) covers the pages.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1024 * 1024)
 
+# Rarely changing rows read on hot paths (SLA rules, notification templates) are memoised per
+# process for this long; a change made in another process applies within it (config/memo.py).
+REFERENCE_CACHE_SECONDS = env.float("REFERENCE_CACHE_SECONDS", default=5)
+
 # /metrics answers a Prometheus scraper presenting `Authorization: Bearer <METRICS_TOKEN>`
 # (and staff); with no token set, staff only.
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
