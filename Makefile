@@ -7,14 +7,27 @@ PYTHON := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed-pyproject.stamp
 ARGS ?=
 
-.PHONY: run test install
+.PHONY: run test check install
+
+# Production settings with the documented environment (placeholders: nothing is connected).
+DEPLOY_ENV := DJANGO_SETTINGS_MODULE=config.settings.production \
+	DJANGO_SECRET_KEY=check-deploy-placeholder-key-0123456789-abcdefghijklmnopqrstuvwxyz \
+	DJANGO_ALLOWED_HOSTS=desk.example.com DATABASE_URL=postgres://check@127.0.0.1:1/check \
+	REDIS_URL=redis://127.0.0.1:1/0
 
 run: $(INSTALLED)
 	$(PYTHON) -m devserver.run
 
-test: $(INSTALLED)
-	$(VENV)/bin/lint-imports --no-cache
+test: check
 	$(PYTHON) -m devserver.test $(ARGS)
+
+# The static checks `make test` (and so CI) runs first: style, the layers contract, no model
+# change without its migration, and Django's deployment checks on production settings.
+check: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
+	$(PYTHON) -W ignore::RuntimeWarning manage.py makemigrations --check --dry-run
+	$(DEPLOY_ENV) $(PYTHON) manage.py check --deploy --fail-level WARNING
 
 install: $(INSTALLED)
 
