@@ -6,6 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
 from config.docs import RedocView
+from config.health import healthz, readyz
 from config.metrics import prometheus_metrics
 from config.views import api_not_found
 from handler_groups.apis import HandlerGroupViewSet
@@ -32,6 +33,8 @@ urlpatterns = [
     path("api/queueing/", include("queueing.urls")),
     path("api/sla/report/", SlaReportView.as_view(), name="sla-report"),
     path("api/metrics/assignment/", AssignmentMetricsView.as_view(), name="assignment-metrics"),
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("metrics", prometheus_metrics, name="prometheus-metrics"),
     path("metrics/", prometheus_metrics),
     path("console/", include("console.urls")),

@@ -1,0 +1,58 @@
+"""Health probes: liveness, and readiness that names what is not ready."""
+
+import logging
+
+import pytest
+
+from config import health
+
+
+@pytest.fixture(autouse=True)
+def _fresh_migrations_memo(monkeypatch):
+    monkeypatch.setattr(health, "_migrated", False)
+
+
+def test_healthz_answers_while_the_process_serves(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    assert "no-cache" in response["Cache-Control"]
+
+
+@pytest.mark.django_db
+def test_readyz_is_200_when_everything_answers(client, caplog):
+    caplog.set_level(logging.INFO)
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["status"] == "ready" and body["failed"] == []
+    assert set(body["checks"]) == {"database", "redis", "broker", "migrations"}
+    assert not [r for r in caplog.records if r.name == "ticketdesk.request"]  # not logged
+
+
+@pytest.mark.django_db
+def test_readyz_names_redis_and_the_broker_when_they_are_down(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["failed"] == ["redis", "broker"]
+    assert body["checks"]["database"]["ok"] is True
+    assert "Error" in body["checks"]["redis"]["error"]
+
+
+@pytest.mark.django_db
+def test_readyz_is_503_while_a_migration_is_pending(client, monkeypatch):
+    from django.db.migrations.executor import MigrationExecutor
+
+    monkeypatch.setattr(MigrationExecutor, "migration_plan", lambda self, targets: ["pending"])
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["failed"] == ["migrations"]
+    assert "1 migration(s) not applied" in response.json()["checks"]["migrations"]["error"]
+
+
+def test_probes_need_no_login_and_take_get_only(client, db):
+    assert client.post("/healthz").status_code == 405
+    assert client.get("/healthz").status_code == 200
