@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed-pyproject.stamp
 ARGS ?=
 
-.PHONY: run test check install
+.PHONY: run dev test check install
 
 # Production settings with the documented environment (placeholders: nothing is connected).
 DEPLOY_ENV := DJANGO_SETTINGS_MODULE=config.settings.production \
@@ -17,6 +17,10 @@ DEPLOY_ENV := DJANGO_SETTINGS_MODULE=config.settings.production \
 
 run: $(INSTALLED)
 	$(PYTHON) -m devserver.run
+
+# As `make run`, with Django's auto-reloading development server instead of gunicorn.
+dev: $(INSTALLED)
+	WEB_SERVER=runserver $(PYTHON) -m devserver.run
 
 test: check
 	$(PYTHON) -m devserver.test $(ARGS)

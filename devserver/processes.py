@@ -91,6 +91,10 @@ class Child:
     pending: bytes = b""
 
 
+# A second stop signal within this time is the first one delivered again, not an escalation.
+ESCALATE_AFTER_SECONDS = 3.0
+
+
 @dataclass
 class Supervisor:
     """Owns the long-running children of `make run`, prefixes their output with their name,
@@ -99,6 +103,7 @@ class Supervisor:
     children: list[Child] = field(default_factory=list)
     stop_signal: int | None = None
     force: bool = False
+    _first_signal_at: float = 0.0
     _selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
 
     def install_signal_handlers(self) -> None:
@@ -106,9 +111,14 @@ class Supervisor:
             signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum: int, _frame: object) -> None:
+        """The first signal starts an orderly stop. The same stop often arrives twice at once
+        (a supervisor, `timeout` or `docker stop` signals the whole process group, and `make`
+        passes its own on): only a signal after ESCALATE_AFTER_SECONDS forces the kill."""
+        now = time.monotonic()
         if self.stop_signal is None:
             self.stop_signal = signum
-        else:
+            self._first_signal_at = now
+        elif now - self._first_signal_at >= ESCALATE_AFTER_SECONDS:
             self.force = True
 
     def raise_if_stop_requested(self) -> None:

@@ -2,7 +2,9 @@
 
 Uses the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL, or starts embedded ones with
 their data in ./.data (kept between runs). Then migrates, collects static files, loads the demo
-data and runs the web server, a Celery worker and celery-beat until Ctrl-C / SIGTERM, when it
+data and runs the web server (gunicorn; Django's auto-reloading runserver with
+WEB_SERVER=runserver, as `make dev` does), a Celery worker and celery-beat — the command lines
+of runtime/commands.py — until Ctrl-C / SIGTERM, when it
 stops all of them and the embedded servers it started. If any of them dies, it stops the rest
 and exits non-zero.
 
@@ -18,6 +20,7 @@ from collections.abc import Callable
 
 from devserver.processes import ROOT, DevServerError, StopRequested, Supervisor, say
 from devserver.services import DATA_DIR, EmbeddedPostgres, EmbeddedRedis, read_dotenv
+from runtime.commands import beat_command, web_command, worker_command
 
 DATABASE_NAME = "ticketdesk"
 FIRST_REDIS_PORT = 6390
@@ -59,10 +62,13 @@ def main() -> int:
         supervisor.run_step("collectstatic", [*manage, "collectstatic", "--noinput"], env=env)
         supervisor.run_step("seed_demo", [*manage, "seed_demo"], env=env)
 
-        supervisor.start("web", [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], env=env)
-        celery = [python, "-m", "celery", "-A", "config"]
-        supervisor.start("worker", [*celery, "worker", "-l", "info", "--concurrency", "2"], env=env)
-        supervisor.start("beat", [*celery, "beat", "-l", "info"], env=env)
+        if env.get("WEB_SERVER") == "runserver":  # `make dev`: Django's server, auto-reloading
+            web = [*manage, "runserver", f"127.0.0.1:{port}"]
+        else:
+            web = web_command({**env, "WEB_BIND": f"127.0.0.1:{port}"})
+        supervisor.start("web", web, env=env)
+        supervisor.start("worker", worker_command(env), env=env)
+        supervisor.start("beat", beat_command(env), env=env)
         code = supervisor.watch(on_tick=_announce_when_listening(port, env, started))
     except StopRequested as stop:
         say(f"{stop} received during start-up: stopping")

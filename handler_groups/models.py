@@ -1,8 +1,13 @@
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 
 from .membership import format_member_ids, parse_member_ids
 from .strategies import strategy_choices
+
+# A delayed task re-checks every offer when it runs out: at most a day, which the broker's
+# visibility timeout (settings: CELERY_BROKER_TRANSPORT_OPTIONS) must outlast.
+MAX_OFFER_TIMEOUT_SECONDS = 24 * 3600
 
 
 class GroupStatus(models.IntegerChoices):
@@ -61,6 +66,7 @@ class HandlerGroup(models.Model):
     offer_timeout_seconds = models.PositiveIntegerField(
         null=True,
         blank=True,
+        validators=[MaxValueValidator(MAX_OFFER_TIMEOUT_SECONDS)],
         help_text="An auto-assigned ticket not accepted within this is reclaimed; empty = never.",
     )
     overflow_group = models.ForeignKey(

@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from .models import GroupStatus, HandlerGroup, assign_strategy_choices
+from .models import MAX_OFFER_TIMEOUT_SECONDS, GroupStatus, HandlerGroup, assign_strategy_choices
 from .services import ROUTING_FIELDS, ROUTING_NUMBERS
 
 
@@ -34,7 +34,11 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             *ROUTING_FIELDS,
         ]
         read_only_fields = ["id", "last_assign_index"]
-        extra_kwargs = {field: {"min_value": 0, "max_value": 10**7} for field in ROUTING_NUMBERS}
+        extra_kwargs = {
+            **{field: {"min_value": 0, "max_value": 10**7} for field in ROUTING_NUMBERS},
+            # A delayed task checks each offer; it must fit the broker's visibility timeout.
+            "offer_timeout_seconds": {"min_value": 0, "max_value": MAX_OFFER_TIMEOUT_SECONDS},
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

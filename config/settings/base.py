@@ -223,6 +223,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Redis redelivers a task not acknowledged within the visibility timeout; it must outlast the
+# longest countdown the code schedules (an offer's timeout, at most a day: handler_groups'
+# MAX_OFFER_TIMEOUT_SECONDS; a delivery retry, at most an hour) or a delayed task would run
+# twice (they are idempotent, but once is the design). tests/test_runtime.py holds them together.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 24 * 3600}
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")

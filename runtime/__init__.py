@@ -1,0 +1,9 @@
+"""The command lines the project's processes run with — gunicorn for the web, a Celery worker,
+exactly one Celery beat — in one place, so that `make run`, the containers (Dockerfile,
+compose.yaml) and the tests start the very same commands.
+
+    python -m runtime web | worker | beat    # exec the named process (containers use this)
+
+Environment: WEB_BIND (default 127.0.0.1:8000; PORT changes the port), WEB_CONCURRENCY
+(gunicorn workers, default 2), WEB_THREADS (threads per worker, default 4), WEB_TIMEOUT
+(seconds, default 60), CELERY_CONCURRENCY (worker processes, default 2), LOG_LEVEL."""

@@ -1,0 +1,96 @@
+"""The production command lines (runtime/commands.py) — the ones `make run` and the containers
+start — run here: gunicorn serves the app and stops cleanly on SIGTERM; the Celery settings fit
+the longest countdown the code schedules."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from django.conf import settings
+
+from handler_groups.models import MAX_OFFER_TIMEOUT_SECONDS
+from notifications.delivery import BACKOFF_CAP_SECONDS
+from runtime.commands import beat_command, web_command, worker_command
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_the_commands_come_from_the_environment():
+    web = web_command({"WEB_BIND": "0.0.0.0:9000", "WEB_CONCURRENCY": "4", "WEB_THREADS": "8"})
+    assert web[1:4] == ["-m", "gunicorn", "config.wsgi:application"]
+    assert web[web.index("--bind") + 1] == "0.0.0.0:9000"
+    assert web[web.index("--workers") + 1] == "4"
+    assert web[web.index("--threads") + 1] == "8"
+    assert web_command({})[web_command({}).index("--workers") + 1] == "2"  # the default
+    assert worker_command({"CELERY_CONCURRENCY": "3"})[-1] == "3"
+    assert beat_command({})[4:6] == ["config", "beat"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_gunicorn_serves_the_app_and_stops_cleanly_on_sigterm():
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "WEB_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "2",
+    }
+    # The test database, which this test's transactional fixture keeps migrated.
+    env["DATABASE_URL"] = _test_database_url()
+    proc = subprocess.Popen(web_command(env), cwd=ROOT, env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                live = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except requests.ConnectionError:
+                assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+                assert time.monotonic() < deadline, "gunicorn did not start"
+                time.sleep(0.3)
+        assert live.status_code == 200
+        ready = requests.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+        assert ready.status_code == 200, ready.text
+        api = requests.get(f"http://127.0.0.1:{port}/api/tickets/", timeout=10)
+        assert api.status_code == 401 and api.json()["code"] == "not_authenticated"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=40)
+    log = proc.stderr.read().decode()
+    assert code == 0, log[-2000:]
+    assert "Shutting down: Master" in log
+
+
+def _test_database_url() -> str:
+    """DATABASE_URL with the test database's name: same server, same options (a socket
+    directory for the embedded server travels in the query string)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from django.db import connection
+
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(parts._replace(path=f"/{connection.settings_dict['NAME']}"))
+
+
+def test_the_broker_redelivers_nothing_the_code_delays_on_purpose():
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    assert visibility > max(MAX_OFFER_TIMEOUT_SECONDS, BACKOFF_CAP_SECONDS)
+
+
+def test_python_m_runtime_refuses_an_unknown_process():
+    result = subprocess.run(
+        [sys.executable, "-m", "runtime", "nonsense"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode != 0 and "usage" in result.stderr
