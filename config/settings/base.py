@@ -229,6 +229,8 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # twice (they are idempotent, but once is the design). tests/test_runtime.py holds them together.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 24 * 3600}
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Worker and beat log through Django's LOGGING (one JSON object per line on stdout), like the web.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="ticketdesk@localhost")
