@@ -95,20 +95,21 @@ def visible_tickets(user) -> QuerySet[Ticket]:
     return qs.filter(Q(creator=user) | Q(handler=user) | pool_scope(user))
 
 
-def can_handle(user, ticket: Ticket) -> bool:
+def can_handle(user, ticket: Ticket, audience: Audience | None = None) -> bool:
     """May take the ticket from the pool: a member of its group, or any handler when it has
-    none, or the handler it is assigned to."""
+    none, or the handler it is assigned to. Pass the caller's `audience` when deciding for
+    many tickets (one query, not one per ticket)."""
     if ticket.handler_id == user.pk:
         return True
     if ticket.handler_group_id is None:
-        return is_handler(user)
+        return (audience or audience_for(user)).is_handler
     return is_member(user, ticket.handler_group)
 
 
-def can_work_on(user, ticket: Ticket) -> bool:
+def can_work_on(user, ticket: Ticket, audience: Audience | None = None) -> bool:
     """May write internal replies and see internal content: staff, the handler, members and
     the leader of the ticket's group (any handler for a ticket with no group)."""
-    return audience_for(user).sees_internals(ticket)
+    return (audience or audience_for(user)).sees_internals(ticket)
 
 
 def can_pause(user, ticket: Ticket) -> bool:
@@ -125,27 +126,30 @@ def can_close(user, ticket: Ticket) -> bool:
     return user.is_staff or ticket.creator_id == user.pk
 
 
-def can_accept(user, ticket: Ticket) -> bool:
+def can_accept(user, ticket: Ticket, audience: Audience | None = None) -> bool:
     """A pool ticket: whoever may handle it; an assigned one: only its handler."""
     if ticket.ticket_status == TicketStatus.PENDING_PROCESS:
         return ticket.handler_id == user.pk
-    return can_handle(user, ticket)
+    return can_handle(user, ticket, audience)
 
 
 # Who may take each action on a ticket they can see (the state is lifecycle's business).
+# Each rule takes (user, ticket, audience); the audience may be None (computed when needed).
 _RULES = {
-    "approve": lambda user, ticket: is_approver(user),
-    "reject": lambda user, ticket: is_approver(user),
-    "cancel": lambda user, ticket: ticket.creator_id == user.pk,
+    "approve": lambda user, ticket, audience: is_approver(user),
+    "reject": lambda user, ticket, audience: is_approver(user),
+    "cancel": lambda user, ticket, audience: ticket.creator_id == user.pk,
     # Whoever may handle it; that it is assigned to someone else is a state conflict (409).
     "accept": can_handle,
-    "reply": lambda user, ticket: ticket.creator_id == user.pk or can_work_on(user, ticket),
+    "reply": lambda user, ticket, audience: (
+        ticket.creator_id == user.pk or can_work_on(user, ticket, audience)
+    ),
     "internal_reply": can_work_on,
-    "pause": can_pause,
-    "resume": can_pause,
-    "complete": lambda user, ticket: ticket.handler_id == user.pk,
-    "transfer": can_transfer,
-    "close": can_close,
+    "pause": lambda user, ticket, audience: can_pause(user, ticket),
+    "resume": lambda user, ticket, audience: can_pause(user, ticket),
+    "complete": lambda user, ticket, audience: ticket.handler_id == user.pk,
+    "transfer": lambda user, ticket, audience: can_transfer(user, ticket),
+    "close": lambda user, ticket, audience: can_close(user, ticket),
 }
 
 DENIED = {
@@ -163,14 +167,14 @@ DENIED = {
 }
 
 
-def may(action: str, user, ticket: Ticket) -> bool:
-    return _RULES[action](user, ticket)
+def may(action: str, user, ticket: Ticket, audience: Audience | None = None) -> bool:
+    return _RULES[action](user, ticket, audience)
 
 
-def require(action: str, user, ticket: Ticket) -> None:
+def require(action: str, user, ticket: Ticket, audience: Audience | None = None) -> None:
     """Raise Forbidden (a 403, on the API and the pages alike) unless the user may take this
     action on this ticket; whether its state allows it is the service's to say (409)."""
-    if not may(action, user, ticket):
+    if not may(action, user, ticket, audience):
         raise Forbidden(str(DENIED[action]))
 
 
@@ -180,9 +184,13 @@ def require_approver(user) -> None:
         raise Forbidden(str(_("Only approvers have an approval queue.")))
 
 
-def permitted_actions(user, ticket: Ticket) -> dict[str, bool]:
-    """What to offer this user on this ticket now: allowed by its state and by who they are."""
+def permitted_actions(user, ticket: Ticket, audience: Audience | None = None) -> dict[str, bool]:
+    """What to offer this user on this ticket now: allowed by its state and by who they are.
+    Pages listing many tickets pass the caller's `audience`, read once."""
+    audience = audience or audience_for(user)
     now_allowed = actions_allowed_now(ticket)
-    permitted = {action: action in now_allowed and may(action, user, ticket) for action in ACTIONS}
-    permitted["accept"] = permitted["accept"] and can_accept(user, ticket)
+    permitted = {
+        action: action in now_allowed and may(action, user, ticket, audience) for action in ACTIONS
+    }
+    permitted["accept"] = permitted["accept"] and can_accept(user, ticket, audience)
     return permitted

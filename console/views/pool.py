@@ -11,7 +11,8 @@ from console.badges import with_badges
 from console.forms import POOL_VIEWS, PoolFilterForm
 from console.pages import LIST_RELATED, PAGE_SIZE, render_console
 from ticketing import access, selectors
-from ticketing.models import ProcessStatus, Ticket
+from ticketing.lifecycle import actions_allowed_now
+from ticketing.models import Ticket
 
 EMPTY_POOL = {
     "pending": "No tickets waiting — nice.",
@@ -37,10 +38,10 @@ def pool(request: HttpRequest) -> HttpResponse:
         tickets, filtered, status = Ticket.objects.none(), True, 400
     page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = with_badges(page, timezone.now())
+    audience = access.audience_for(request.user)  # read once for every row
     for ticket in rows:
-        ticket.can_accept = (
-            ticket.process_status == ProcessStatus.APPROVED
-            and (access.permitted_actions(request.user, ticket)["accept"])
+        ticket.can_accept = "accept" in actions_allowed_now(ticket) and access.can_accept(
+            request.user, ticket, audience
         )
     return render_console(
         request,

@@ -66,7 +66,7 @@ def render_ticket(
     ticket = Ticket.objects.select_related(*LIST_RELATED).get(pk=ticket.pk)
     audience = access.audience_for(user)
     insider = audience.sees_internals(ticket)
-    actions = access.permitted_actions(user, ticket)
+    actions = access.permitted_actions(user, ticket, audience)
     forms = forms or {}
     context = {
         "ticket": ticket,
@@ -125,12 +125,12 @@ def ticket_accept(request: HttpRequest, ticket_id: int) -> HttpResponse:
 @require_POST
 def ticket_reply(request: HttpRequest, ticket_id: int) -> HttpResponse:
     ticket = visible_ticket(request, ticket_id)
-    insider = access.can_work_on(request.user, ticket)
-    form = ReplyForm(request.POST, allow_internal=insider)
+    audience = access.audience_for(request.user)
+    form = ReplyForm(request.POST, allow_internal=audience.sees_internals(ticket))
     try:
-        access.require("reply", request.user, ticket)
+        access.require("reply", request.user, ticket, audience)
         if request.POST.get("reply_type") == str(ReplyType.INTERNAL):
-            access.require("internal_reply", request.user, ticket)
+            access.require("internal_reply", request.user, ticket, audience)
     except Forbidden as exc:
         return action_failed(request, ticket.pk, exc)
     if not form.is_valid():

@@ -589,3 +589,25 @@ def test_completed_ticket_page_shows_the_sla_outcome(client, pooled, handlers):
     page = client.get(f"/console/tickets/{pooled.pk}/").content.decode()
     assert "Outcome (business time)" in page
     assert "met" in page
+
+
+def test_the_pool_page_reads_who_the_viewer_is_once_not_per_row(as_user, handlers, group, submit):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import ApproverFactory
+
+    approver = ApproverFactory()
+
+    def pool_queries(tickets: int) -> int:
+        for _ in range(tickets):
+            for group_id in (group.pk, None):  # group tickets and no-group ones
+                ticket = submit(handler_group_id=group_id)
+                services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+        client = as_user(handlers[0])
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get("/console/?view=pending").status_code == 200
+        return len(queries.captured_queries)
+
+    few = pool_queries(1)
+    assert pool_queries(8) == few
