@@ -127,6 +127,19 @@ def _bare_worker(dsn: str, transactions: int, barrier, out) -> None:
     out.put(transactions)
 
 
+def _timed_processes(context, barrier, target, argument_lists) -> float:
+    """Start one process per argument list, release them together through `barrier` (each
+    waits on it once ready), and time them until the last one ends."""
+    processes = [context.Process(target=target, args=args) for args in argument_lists]
+    for process in processes:
+        process.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for process in processes:
+        process.join()
+    return time.perf_counter() - started
+
+
 def bench_bare_ceiling(workers: int, transactions: int) -> float:
     """Transactions/s of the bare group-serialised pattern with `workers` processes."""
     import multiprocessing
@@ -154,18 +167,10 @@ def bench_bare_ceiling(workers: int, transactions: int) -> float:
     barrier = context.Barrier(workers + 1)
     out = context.Queue()
     per_worker = transactions // workers
-    processes = [
-        context.Process(target=_bare_worker, args=(dsn, per_worker, barrier, out))
-        for _ in range(workers)
-    ]
-    for process in processes:
-        process.start()
-    barrier.wait()
-    started = time.perf_counter()
-    for process in processes:
-        process.join()
-    seconds = time.perf_counter() - started
-    done = sum(out.get() for _ in processes)
+    seconds = _timed_processes(
+        context, barrier, _bare_worker, [(dsn, per_worker, barrier, out)] * workers
+    )
+    done = sum(out.get() for _ in range(workers))
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE bench_bare_group, bench_bare_event")
     return done / seconds
@@ -242,14 +247,7 @@ def bench_approvals(tickets: int, workers: int, members: int) -> float:
         with errors.get_lock():
             errors.value += failed
 
-    processes = [context.Process(target=run, args=(c,)) for c in chunks]
-    for process in processes:
-        process.start()
-    barrier.wait()
-    started = time.perf_counter()
-    for process in processes:
-        process.join()
-    seconds = time.perf_counter() - started
+    seconds = _timed_processes(context, barrier, run, [(c,) for c in chunks])
     _report(f"{workers} processes:", tickets, seconds, errors.value)
     return tickets / seconds
 
