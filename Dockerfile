@@ -23,7 +23,8 @@ RUN DJANGO_SECRET_KEY=collectstatic-only DJANGO_ALLOWED_HOSTS=localhost \
        DATABASE_URL=postgres://build@localhost/build REDIS_URL=redis://localhost:6379/0 \
        python manage.py collectstatic --noinput \
     && useradd --system --create-home --uid 10001 ticketdesk \
-    && chown -R ticketdesk /app
+    && mkdir -p /srv/metrics \
+    && chown -R ticketdesk /app /srv/metrics
 
 USER ticketdesk
 EXPOSE 8000

@@ -20,7 +20,13 @@ from collections.abc import Callable
 
 from devserver.processes import ROOT, DevServerError, StopRequested, Supervisor, say
 from devserver.services import DATA_DIR, EmbeddedPostgres, EmbeddedRedis, read_dotenv
-from runtime.commands import beat_command, web_command, worker_command
+from runtime.commands import (
+    METRICS_DIR_ENV,
+    beat_command,
+    reset_metrics_dir,
+    web_command,
+    worker_command,
+)
 
 DATABASE_NAME = "ticketdesk"
 FIRST_REDIS_PORT = 6390
@@ -31,6 +37,8 @@ def main() -> int:
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     env["PYTHONUNBUFFERED"] = "1"  # children's logs show up as they happen
+    # Web workers, Celery and beat write their metrics here; /metrics adds them up.
+    env.setdefault(METRICS_DIR_ENV, str(DATA_DIR / "metrics"))
     port = int(env.get("PORT") or 8000)
     python = sys.executable
     manage = [python, str(ROOT / "manage.py")]
@@ -58,6 +66,7 @@ def main() -> int:
             env["REDIS_URL"] = redis.url
         supervisor.raise_if_stop_requested()
 
+        reset_metrics_dir(env[METRICS_DIR_ENV])
         supervisor.run_step("migrate", [*manage, "migrate", "--noinput"], env=env)
         supervisor.run_step("collectstatic", [*manage, "collectstatic", "--noinput"], env=env)
         supervisor.run_step("seed_demo", [*manage, "seed_demo"], env=env)

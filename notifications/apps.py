@@ -6,4 +6,5 @@ class NotificationsConfig(AppConfig):
     verbose_name = "Notifications"
 
     def ready(self):
+        from . import gauges  # noqa: F401  (registers its /metrics figures)
         from .channels import email, in_app, webhook  # noqa: F401  (each registers itself)

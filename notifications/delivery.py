@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from celery import current_app
 from django.db import transaction
 from django.utils import timezone
+from prometheus_client import Counter
 
 from . import sending
 from .channels import PermanentDeliveryError, get_channel
@@ -30,6 +31,11 @@ def backoff_seconds(attempts: int, rng: random.Random | None = None) -> float:
 
 
 LEASE = timedelta(minutes=5)
+
+# outcome: sent, failed (permanently), retried (a transient failure, tried again later).
+ATTEMPTS = Counter(
+    "notifications_deliveries_total", "E-mail and webhook delivery attempts", ["channel", "outcome"]
+)
 
 
 def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str:
@@ -63,6 +69,7 @@ def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str:
             next_attempt_at=retry_at,
             lease_until=None,
         )
+        ATTEMPTS.labels(delivery.channel, "retried").inc()
         logger.warning(
             "delivery failed, will retry",
             extra={"delivery_id": delivery.pk, "attempts": attempts, "error": error[:300]},
@@ -95,6 +102,7 @@ def _finish(delivery, attempts, status, error, now) -> str:
         lease_until=None,
         sent_at=now if status == DeliveryStatus.SENT else None,
     )
+    ATTEMPTS.labels(delivery.channel, "sent" if status == DeliveryStatus.SENT else "failed").inc()
     if status == DeliveryStatus.FAILED:
         logger.error(
             "delivery failed permanently",

@@ -9,7 +9,7 @@ class RoutingConfig(AppConfig):
         # Every strategy registers itself (and its name for HandlerGroup.assign_strategy).
         from notifications.delivery import on_delivery_failure
 
-        from . import offers
+        from . import gauges, offers  # noqa: F401  (gauges registers its /metrics figures)
         from .strategies import (  # noqa: F401
             least_load,
             longest_idle,

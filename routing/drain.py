@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Least
 from django.utils import timezone
+from prometheus_client import Counter
 
 from handler_groups.models import GroupStatus, HandlerGroup
 from ticketing.models import ProcessStatus, Ticket, TicketStatus
@@ -21,6 +22,9 @@ from .route import route
 from .strategies.registry import get_strategy
 
 logger = logging.getLogger(__name__)
+
+DRAINS = Counter("routing_drains_total", "Group queue drains run")
+DRAINED = Counter("routing_drained_tickets_total", "Waiting tickets assigned by drains")
 
 # Enqueued by name (routing/tasks.py defines it).
 DRAIN_GROUPS_TASK = "ticketing.drain_groups"
@@ -103,6 +107,8 @@ def drain_group(*, group_id: int, now: datetime | None = None, limit: int = 200)
                 # Eligibility depends on the ticket only through its exclusions: nobody took
                 # an unexcluded ticket, so nobody is free for the rest of the queue either.
                 break
+    DRAINS.inc()
     if assigned:
+        DRAINED.inc(assigned)
         logger.info("drained", extra={"group_id": group_id, "assigned": assigned})
     return assigned

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from prometheus_client import Counter
 
 from handler_groups.models import HandlerGroup
 from ticketing import lifecycle, notify
@@ -19,6 +20,9 @@ from . import idle_pool
 from .drain import drain_now, missed_by
 from .models import AssignmentEvent
 from .route import route
+
+# reason: timeout (not accepted in time) or undeliverable (the offer could not be pushed).
+RECLAIMS = Counter("routing_reclaims_total", "Offers taken back from their agent", ["reason"])
 
 
 def offer_answered(*, group_id: int, user_id: int, now: datetime) -> None:
@@ -74,6 +78,7 @@ def reclaim_offer(
                 created=now,
             )
         notify.reclaimed(ticket, handler_id, assigned_time)
+        transaction.on_commit(lambda: RECLAIMS.labels(reason).inc())
         if group is not None:
             transaction.on_commit(
                 lambda: idle_pool.clear_offer(group.pk, handler_id, back_to_pool_at=now.timestamp())

@@ -3,7 +3,10 @@ exactly one Celery beat — in one place, so that `make run`, the containers (Do
 compose.yaml) and the tests start the very same commands.
 
     python -m runtime web | worker | beat    # exec the named process (containers use this)
+    python -m runtime migrate                # the release step: migrations, metrics reset
 
 Environment: WEB_BIND (default 127.0.0.1:8000; PORT changes the port), WEB_CONCURRENCY
 (gunicorn workers, default 2), WEB_THREADS (threads per worker, default 4), WEB_TIMEOUT
-(seconds, default 60), CELERY_CONCURRENCY (worker processes, default 2), LOG_LEVEL."""
+(seconds, default 60), CELERY_CONCURRENCY (worker processes, default 2), LOG_LEVEL,
+PROMETHEUS_MULTIPROC_DIR (where every process writes its metrics for /metrics to add up;
+default <tmp>/ticketdesk-metrics; one volume shared by web, worker and beat in containers)."""

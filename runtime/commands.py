@@ -1,8 +1,15 @@
 """argv for each long-running process, from the environment (see runtime/__init__.py)."""
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
+
+# Where every process writes its Prometheus figures so that /metrics adds them all up
+# (config/metrics.py). Containers share one volume there; `make run` uses .data/metrics.
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def _get(env: Mapping[str, str], name: str, default: str) -> str:
@@ -19,6 +26,8 @@ def web_command(env: Mapping[str, str] | None = None) -> list[str]:
         "-m",
         "gunicorn",
         "config.wsgi:application",
+        "--config",
+        "python:runtime.gunicorn_conf",
         "--bind",
         bind,
         "--workers",
@@ -69,4 +78,33 @@ def beat_command(env: Mapping[str, str] | None = None) -> list[str]:
     ]
 
 
-COMMANDS = {"web": web_command, "worker": worker_command, "beat": beat_command}
+def migrate_command(env: Mapping[str, str] | None = None) -> list[str]:
+    """The one-shot release step: apply migrations (run before web, worker and beat start)."""
+    return [sys.executable, "manage.py", "migrate", "--noinput"]
+
+
+COMMANDS = {
+    "web": web_command,
+    "worker": worker_command,
+    "beat": beat_command,
+    "migrate": migrate_command,
+}
+
+
+def process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a process starts with: PROMETHEUS_MULTIPROC_DIR defaults to a directory
+    under the system's temporary directory, created if missing."""
+    env = dict(os.environ if env is None else env)
+    directory = env.get(METRICS_DIR_ENV) or str(Path(tempfile.gettempdir()) / "ticketdesk-metrics")
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    env[METRICS_DIR_ENV] = directory
+    return env
+
+
+def reset_metrics_dir(directory: str | os.PathLike) -> None:
+    """Empty the metrics directory before a deployment's processes start (`make run`, the
+    containers' migrate step): files of processes from an earlier run would count forever."""
+    path = Path(directory)
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)

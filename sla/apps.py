@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class SlaConfig(AppConfig):
     name = "sla"
     verbose_name = "SLA"
+
+    def ready(self) -> None:
+        from . import gauges  # noqa: F401  (registers its /metrics figures)

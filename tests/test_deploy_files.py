@@ -27,8 +27,8 @@ def test_compose_has_the_whole_deployment_with_health_checks_and_volumes():
     for name in ("db", "redis", "web", "worker"):
         assert "healthcheck" in services[name], name
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
-    assert set(_compose()["volumes"]) == {"postgres-data", "redis-data"}
-    assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
+    assert set(_compose()["volumes"]) == {"postgres-data", "redis-data", "metrics"}
+    assert services["migrate"]["command"] == ["python", "-m", "runtime", "migrate"]
     for name in ("web", "worker", "beat"):
         assert services[name]["depends_on"]["migrate"]["condition"] == (
             "service_completed_successfully"
@@ -37,11 +37,15 @@ def test_compose_has_the_whole_deployment_with_health_checks_and_volumes():
 
 def test_web_worker_and_beat_run_the_projects_own_commands_and_one_beat():
     services = _compose()["services"]
-    for name in ("web", "worker", "beat"):
+    for name in ("migrate", "web", "worker", "beat"):
         command = services[name]["command"]
         assert command[:3] == ["python", "-m", "runtime"] and command[3] == name
         assert name in COMMANDS
     assert services["beat"]["deploy"]["replicas"] == 1
+    # One metrics volume shared by every process /metrics adds up.
+    for name in ("migrate", "web", "worker", "beat"):
+        assert services[name]["environment"]["PROMETHEUS_MULTIPROC_DIR"] == "/srv/metrics"
+        assert "metrics:/srv/metrics" in services[name]["volumes"]
     assert not [
         s for s, spec in services.items() if s != "beat" and "beat" in spec.get("command", [])
     ]

@@ -39,13 +39,15 @@ def test_the_commands_come_from_the_environment():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_gunicorn_serves_the_app_and_stops_cleanly_on_sigterm():
+def test_gunicorn_serves_the_app_and_stops_cleanly_on_sigterm(tmp_path):
     port = _free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "WEB_BIND": f"127.0.0.1:{port}",
-        "WEB_CONCURRENCY": "2",
+        "WEB_CONCURRENCY": "3",
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+        "METRICS_TOKEN": "scrape-me",
     }
     # The test database, which this test's transactional fixture keeps migrated.
     env["DATABASE_URL"] = _test_database_url()
@@ -63,14 +65,38 @@ def test_gunicorn_serves_the_app_and_stops_cleanly_on_sigterm():
         assert live.status_code == 200
         ready = requests.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
         assert ready.status_code == 200, ready.text
-        api = requests.get(f"http://127.0.0.1:{port}/api/tickets/", timeout=10)
-        assert api.status_code == 401 and api.json()["code"] == "not_authenticated"
+        for _ in range(30):  # a new connection each: the workers share them out
+            api = requests.get(f"http://127.0.0.1:{port}/api/tickets/", timeout=10)
+            assert api.status_code == 401 and api.json()["code"] == "not_authenticated"
+        # Whichever worker answers the scrape, it reports all 30.
+        for _ in range(3):
+            scraped = requests.get(
+                f"http://127.0.0.1:{port}/metrics",
+                headers={"Authorization": "Bearer scrape-me"},
+                timeout=10,
+            )
+            assert scraped.status_code == 200
+            assert _requests_counted(scraped.text, status="401") == 30
+        assert len({p.name.rsplit("_", 1)[1] for p in tmp_path.glob("counter_*.db")}) >= 2
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=40)
     log = proc.stderr.read().decode()
     assert code == 0, log[-2000:]
     assert "Shutting down: Master" in log
+
+
+def _requests_counted(exposition: str, *, status: str) -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(exposition)
+        for sample in family.samples
+        if sample.name == "http_requests_total"
+        and sample.labels["status"] == status
+        and "tickets" in sample.labels["route"]
+    )
 
 
 def _test_database_url() -> str:

@@ -232,7 +232,8 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Worker and beat log through Django's LOGGING (one JSON object per line on stdout), like the web.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+# Development (`make run`): every e-mail is one INFO log line (recipients, subject), not sent.
+EMAIL_BACKEND = env("EMAIL_BACKEND", default="config.mail.LogEmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="ticketdesk@localhost")
 
 # Queue ranking service (queueing app).
@@ -247,13 +248,17 @@ QUEUEING_MAX_BODY_BYTES = env.int("QUEUEING_MAX_BODY_BYTES", default=12 * 1024 *
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "config.request_id.RequestIdLogFilter"}},
+    "filters": {
+        "request_id": {"()": "config.request_id.RequestIdLogFilter"},
+        "refusal_without_traceback": {"()": "config.logging.RefusalWithoutTraceback"},
+        "demote_chatter": {"()": "config.logging.DemoteChatter"},
+    },
     "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "json",
-            "filters": ["request_id"],
+            "filters": ["request_id", "refusal_without_traceback", "demote_chatter"],
         }
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
