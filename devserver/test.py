@@ -3,7 +3,8 @@
 Uses the servers named by DATABASE_URL / REDIS_URL, or starts embedded ones for the run (data in
 ./.data/postgres-test, Redis on a free port with nothing kept) and stops them afterwards. Exits
 with pytest's exit code, except that "no tests collected" (5) is a failure: a run that tests
-nothing must not pass.
+nothing must not pass. The browser tests' Chromium is found (Debian's, on PATH, Playwright's) or
+installed first (devserver/browser.py).
 
     python -m devserver.test [pytest arguments]
 """
@@ -15,6 +16,8 @@ import signal
 import subprocess
 import sys
 
+from devserver.browser import ENV_NAME as BROWSER_ENV
+from devserver.browser import ensure_browser
 from devserver.processes import DevServerError, describe_exit, say, spawn
 from devserver.services import DATA_DIR, EmbeddedPostgres, EmbeddedRedis, read_dotenv
 
@@ -61,6 +64,10 @@ def main(pytest_args: list[str]) -> int:
             redis.start()
             started.append(redis)
             env["REDIS_URL"] = redis.url
+        # The browser tests' Chromium: found, or installed now (they fail, never skip, without).
+        browser = ensure_browser(say, env)
+        if browser:
+            env[BROWSER_ENV] = browser
         if stop_signal is not None:
             say(f"{signal.Signals(stop_signal).name} received during start-up: stopping")
             return 128 + stop_signal

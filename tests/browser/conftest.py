@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 from django.db import connections
 
-CHROMIUM = os.environ.get("CHROMIUM_EXECUTABLE", "/usr/bin/chromium")
+from devserver.browser import ENV_NAME, find_browser
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -28,12 +29,16 @@ def screenshots_dir() -> Path:
 
 @pytest.fixture
 def browser(monkeypatch):
-    """Debian's chromium driven by Playwright's sync API. A missing browser is a failure,
-    not a skip: CI installs chromium, and a silently skipped journey proves nothing."""
-    if not os.access(CHROMIUM, os.X_OK):
+    """Chromium (Debian's, or Playwright's build) driven by Playwright's sync API. A missing
+    browser is a failure, not a skip: `make test` installs one when there is none
+    (devserver/browser.py), and a silently skipped journey proves nothing."""
+    chromium_path = find_browser()
+    if chromium_path is None:
+        where = os.environ.get(ENV_NAME) or "/usr/bin/chromium, PATH or Playwright's cache"
         pytest.fail(
-            f"The browser tests need chromium at {CHROMIUM} (Debian: apt-get install chromium; "
-            ".ci/run installs it). Set CHROMIUM_EXECUTABLE to use another binary.",
+            f"The browser tests need Chromium, and none is at {where}. `make test` installs "
+            "one (python -m devserver.browser); or apt-get install chromium, or "
+            f"python -m playwright install chromium, or set {ENV_NAME}.",
             pytrace=False,
         )
     try:
@@ -47,7 +52,7 @@ def browser(monkeypatch):
     # steps are still plain synchronous code, which Django would otherwise refuse.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:
