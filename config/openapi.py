@@ -39,3 +39,10 @@ CONFLICT = OpenApiResponse(DetailErrorBody, description="The current state does 
 def errors(*codes: int) -> dict:
     table = {400: BAD_REQUEST, 401: UNAUTHENTICATED, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT}
     return {code: table[code] for code in codes}
+
+
+def without_format_suffix_routes(endpoints: list) -> list:
+    """The schema documents each route once, without its `.json` twin. A router on path
+    converters spells the twin `tickets{format}` (the dot is inside DRF's converter), which
+    the generator does not recognise as a suffix route as it does `tickets.{format}`."""
+    return [endpoint for endpoint in endpoints if not endpoint[0].rstrip("/").endswith("{format}")]

@@ -21,3 +21,14 @@ class Pagination(PageNumberPagination):
             if raw is not None and raw.isascii() and raw.isdigit() and int(raw) == 0:
                 raise ValidationError({self.page_query_param: ["Pages start at 1."]}) from exc
             raise
+
+    def get_schema_operation_parameters(self, view):
+        """Pages start at 1; a page holds 1 to max_page_size results."""
+        bounds = {
+            self.page_query_param: {"minimum": 1},
+            self.page_size_query_param: {"minimum": 1, "maximum": self.max_page_size},
+        }
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            parameter["schema"].update(bounds.get(parameter["name"], {}))
+        return parameters

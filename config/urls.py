@@ -15,7 +15,10 @@ from routing.apis import AssignmentMetricsView, PresenceViewSet
 from sla.apis import SlaReportView
 from ticketing.apis import TicketViewSet
 
-router = DefaultRouter()
+# Path converters, not regexes: a viewset's `lookup_value_converter = "int"` makes its {id} an
+# integer in the URL and so in the OpenAPI schema; anything else is no route, a JSON 404
+# (tests/test_schema.py holds every registered viewset to it).
+router = DefaultRouter(use_regex_path=False)
 router.register("tickets", TicketViewSet, basename="ticket")
 router.register("handler-groups", HandlerGroupViewSet, basename="handler-group")
 router.register("notifications", NotificationViewSet, basename="notification")

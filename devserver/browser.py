@@ -71,9 +71,13 @@ def install_browser(say: Callable[[str], None], env: Mapping[str, str] | None = 
         say("Installing Debian's chromium package instead (running as root)")
         quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         updated = subprocess.run(["apt-get", "update"], env=quiet, check=False).returncode == 0
-        if updated and subprocess.run(
-            ["apt-get", "install", "-y", "chromium"], env=quiet, check=False
-        ).returncode == 0:
+        if (
+            updated
+            and subprocess.run(
+                ["apt-get", "install", "-y", "chromium"], env=quiet, check=False
+            ).returncode
+            == 0
+        ):
             return find_browser(env)
     return None
 

@@ -17,12 +17,24 @@ class IsStaffOrReadOnly(permissions.BasePermission):
 
 
 @extend_schema_view(
-    list=extend_schema(responses={200: HandlerGroupSerializer(many=True), **errors(400, 401, 404)}),
-    retrieve=extend_schema(responses={200: HandlerGroupSerializer, **errors(401, 404)}),
-    create=extend_schema(responses={201: HandlerGroupSerializer, **errors(400, 401, 403)}),
-    update=extend_schema(responses={200: HandlerGroupSerializer, **errors(400, 401, 403, 404)}),
+    list=extend_schema(
+        summary="List handler groups",
+        responses={200: HandlerGroupSerializer(many=True), **errors(400, 401, 404)},
+    ),
+    retrieve=extend_schema(
+        summary="Get a handler group", responses={200: HandlerGroupSerializer, **errors(401, 404)}
+    ),
+    create=extend_schema(
+        summary="Create a handler group",
+        responses={201: HandlerGroupSerializer, **errors(400, 401, 403)},
+    ),
+    update=extend_schema(
+        summary="Replace a handler group",
+        responses={200: HandlerGroupSerializer, **errors(400, 401, 403, 404)},
+    ),
     partial_update=extend_schema(
-        responses={200: HandlerGroupSerializer, **errors(400, 401, 403, 404)}
+        summary="Update some fields of a handler group",
+        responses={200: HandlerGroupSerializer, **errors(400, 401, 403, 404)},
     ),
 )
 class HandlerGroupViewSet(
@@ -36,7 +48,7 @@ class HandlerGroupViewSet(
 
     queryset = HandlerGroup.objects.all().order_by("id")
     serializer_class = HandlerGroupSerializer
-    lookup_value_regex = r"\d+"  # a non-numeric id is no route (404), never a 500
+    lookup_value_converter = "int"  # a non-numeric id is no route (404), never a 500
     permission_classes = [permissions.IsAuthenticated, IsStaffOrReadOnly]
 
     def create(self, request, *args, **kwargs):

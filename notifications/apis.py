@@ -16,7 +16,7 @@ class NotificationViewSet(viewsets.GenericViewSet):
     is filtered by recipient = caller, and another user's message is a 404."""
 
     serializer_class = NotificationOutput
-    lookup_value_regex = r"\d+"  # a non-numeric id is no route (404), never a 500
+    lookup_value_converter = "int"  # a non-numeric id is no route (404), never a 500
     queryset = Notification.objects.none()  # for the schema; requests use get_queryset
 
     def get_queryset(self):
@@ -25,6 +25,7 @@ class NotificationViewSet(viewsets.GenericViewSet):
         return selectors.inbox_for(self.request.user)
 
     @extend_schema(
+        summary="List my notifications",
         parameters=[InboxQuery],
         responses={200: NotificationOutput(many=True), **errors(400, 401, 404)},
     )
@@ -35,17 +36,27 @@ class NotificationViewSet(viewsets.GenericViewSet):
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(NotificationOutput(page, many=True).data)
 
-    @extend_schema(responses={200: NotificationOutput, **errors(401, 404)})
+    @extend_schema(
+        summary="Get one of my notifications",
+        responses={200: NotificationOutput, **errors(401, 404)},
+    )
     def retrieve(self, request, pk=None):
         return Response(NotificationOutput(self.get_queryset().get(pk=int(pk))).data)
 
-    @extend_schema(responses={200: UnreadCountOutput, **errors(401)})
+    @extend_schema(
+        summary="Count my unread notifications",
+        responses={200: UnreadCountOutput, **errors(401)},
+    )
     @action(detail=False, methods=["get"], url_path="unread-count")
     def unread_count(self, request):
         unread = selectors.unread_count(request.user)
         return Response({"unread": unread, "count": unread})
 
-    @extend_schema(request=None, responses={200: NotificationOutput, **errors(401, 404)})
+    @extend_schema(
+        summary="Mark a notification read",
+        request=None,
+        responses={200: NotificationOutput, **errors(401, 404)},
+    )
     @action(detail=True, methods=["post"])
     def read(self, request, pk=None):
         try:
@@ -56,7 +67,11 @@ class NotificationViewSet(viewsets.GenericViewSet):
             raise NotFound()
         return Response(NotificationOutput(self.get_queryset().get(pk=notification_id)).data)
 
-    @extend_schema(request=None, responses={200: ReadAllOutput, **errors(401)})
+    @extend_schema(
+        summary="Mark all my notifications read",
+        request=None,
+        responses={200: ReadAllOutput, **errors(401)},
+    )
     @action(detail=False, methods=["post"], url_path="read-all")
     def read_all(self, request):
         return Response({"marked": inbox.inbox_mark_all_read(user=request.user)})

@@ -22,7 +22,10 @@ class PresenceViewSet(viewsets.ViewSet):
     """Agent presence. Agents heartbeat and set their own state; a leader sees the members
     of the groups they lead, staff see everyone, others see themselves."""
 
-    @extend_schema(responses={200: PresenceOutput(many=True), **errors(401)})
+    @extend_schema(
+        summary="List the presence of the agents I may see",
+        responses={200: PresenceOutput(many=True), **errors(401)},
+    )
     def list(self, request):
         user = request.user
         if user.is_staff:
@@ -36,14 +39,20 @@ class PresenceViewSet(viewsets.ViewSet):
                 ids.update(group.member_ids)
         return Response(PresenceOutput(presence_rows(sorted(ids), timezone.now()), many=True).data)
 
-    @extend_schema(request=None, responses={200: PresenceOutput, **errors(401, 403)})
+    @extend_schema(
+        summary="Send my presence heartbeat",
+        request=None,
+        responses={200: PresenceOutput, **errors(401, 403)},
+    )
     @action(detail=False, methods=["post"])
     def heartbeat(self, request):
         presence.heartbeat(user=request.user)
         return Response(self._mine(request))
 
     @extend_schema(
-        request=PresenceStateInput, responses={200: PresenceOutput, **errors(400, 401, 403)}
+        summary="Set my presence state",
+        request=PresenceStateInput,
+        responses={200: PresenceOutput, **errors(400, 401, 403)},
     )
     @action(detail=False, methods=["post"])
     def state(self, request):
@@ -61,7 +70,9 @@ class AssignmentMetricsView(APIView):
     counts and pick latency percentiles for one group and day. Staff and the group's leader."""
 
     @extend_schema(
-        parameters=[MetricsQuery], responses={200: MetricsOutput, **errors(400, 401, 403, 404)}
+        summary="Get a group's assignment metrics for one day",
+        parameters=[MetricsQuery],
+        responses={200: MetricsOutput, **errors(400, 401, 403, 404)},
     )
     def get(self, request):
         query = MetricsQuery(data=request.query_params)

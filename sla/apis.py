@@ -16,7 +16,11 @@ class SlaReportView(APIView):
     grouped by handler group (group), priority, category or handler. Staff see every group;
     group leaders only the groups they lead; others are refused."""
 
-    @extend_schema(parameters=[ReportQuery], responses={200: ReportOutput, **errors(400, 401, 403)})
+    @extend_schema(
+        summary="Get the SLA report",
+        parameters=[ReportQuery],
+        responses={200: ReportOutput, **errors(400, 401, 403)},
+    )
     def get(self, request: Request) -> Response:
         allowed = None
         if not request.user.is_staff:

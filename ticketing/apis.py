@@ -27,7 +27,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """Tickets the caller may see. Commands are POST actions; each calls one service."""
 
     serializer_class = TicketOutput
-    lookup_value_regex = r"\d+"  # a non-numeric id is no route (404), never a 500
+    lookup_value_converter = "int"  # a non-numeric id is no route (404), never a 500
     filterset_fields = ["priority", "category", "ticket_status", "process_status", "handler_group"]
 
     def get_queryset(self) -> QuerySet[Ticket]:
@@ -43,7 +43,10 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             self._caller_audience = access.audience_for(self.request.user)
         return self._caller_audience
 
-    @extend_schema(responses={200: TicketOutput(many=True), **errors(400, 401, 404)})
+    @extend_schema(
+        summary="List the tickets I may see",
+        responses={200: TicketOutput(many=True), **errors(400, 401, 404)},
+    )
     def list(self, request: Request, *args, **kwargs) -> Response:
         return super().list(request, *args, **kwargs)
 
@@ -55,17 +58,25 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         data = TicketOutput(ticket, context=self.get_serializer_context()).data
         return Response(data, status=code)
 
-    @extend_schema(request=TicketSubmitInput, responses={201: TicketOutput, **errors(400, 401)})
+    @extend_schema(
+        summary="Submit a ticket",
+        request=TicketSubmitInput,
+        responses={201: TicketOutput, **errors(400, 401)},
+    )
     def create(self, request: Request) -> Response:
         data = _valid(TicketSubmitInput, request.data)
         ticket = services.ticket_submit(creator=request.user, **data)
         return self._respond(ticket, status.HTTP_201_CREATED)
 
-    @extend_schema(responses={200: TicketOutput, **errors(401, 404)})
+    @extend_schema(summary="Get a ticket", responses={200: TicketOutput, **errors(401, 404)})
     def retrieve(self, request: Request, pk=None) -> Response:
         return self._respond(self._ticket())
 
-    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @extend_schema(
+        summary="Approve a submitted ticket",
+        request=None,
+        responses={200: TicketOutput, **errors(401, 403, 404, 409)},
+    )
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
@@ -73,7 +84,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         return self._respond(services.ticket_approve(ticket_id=ticket.pk, approver=request.user))
 
     @extend_schema(
-        request=RejectInput, responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)}
+        summary="Reject a submitted ticket",
+        request=RejectInput,
+        responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)},
     )
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, pk=None) -> Response:
@@ -86,35 +99,55 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             )
         )
 
-    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @extend_schema(
+        summary="Cancel a ticket",
+        request=None,
+        responses={200: TicketOutput, **errors(401, 403, 404, 409)},
+    )
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
         access.require("cancel", request.user, ticket)
         return self._respond(services.ticket_cancel(ticket_id=ticket.pk, user=request.user))
 
-    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @extend_schema(
+        summary="Accept a ticket to handle it",
+        request=None,
+        responses={200: TicketOutput, **errors(401, 403, 404, 409)},
+    )
     @action(detail=True, methods=["post"])
     def accept(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
         access.require("accept", request.user, ticket)
         return self._respond(services.ticket_accept(ticket_id=ticket.pk, handler=request.user))
 
-    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @extend_schema(
+        summary="Complete a ticket",
+        request=None,
+        responses={200: TicketOutput, **errors(401, 403, 404, 409)},
+    )
     @action(detail=True, methods=["post"])
     def complete(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
         access.require("complete", request.user, ticket)
         return self._respond(services.ticket_complete(ticket_id=ticket.pk, handler=request.user))
 
-    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @extend_schema(
+        summary="Close a ticket",
+        request=None,
+        responses={200: TicketOutput, **errors(401, 403, 404, 409)},
+    )
     @action(detail=True, methods=["post"])
     def close(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
         access.require("close", request.user, ticket)
         return self._respond(services.ticket_close(ticket_id=ticket.pk, user=request.user))
 
-    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @extend_schema(
+        summary="Pause the resolve clock: waiting on the applicant",
+        request=None,
+        responses={200: TicketOutput, **errors(401, 403, 404, 409)},
+    )
     @action(detail=True, methods=["post"])
     def pause(self, request: Request, pk=None) -> Response:
         """Waiting on applicant: the resolve clock stops until resumed or the applicant
@@ -123,7 +156,11 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         access.require("pause", request.user, ticket)
         return self._respond(sla_services.sla_pause(ticket_id=ticket.pk, user=request.user))
 
-    @extend_schema(request=None, responses={200: TicketOutput, **errors(401, 403, 404, 409)})
+    @extend_schema(
+        summary="Resume the resolve clock",
+        request=None,
+        responses={200: TicketOutput, **errors(401, 403, 404, 409)},
+    )
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
@@ -131,7 +168,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         return self._respond(sla_services.sla_resume(ticket_id=ticket.pk, user=request.user))
 
     @extend_schema(
-        request=TransferInput, responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)}
+        summary="Transfer a ticket to another handler or group",
+        request=TransferInput,
+        responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)},
     )
     @action(detail=True, methods=["post"])
     def transfer(self, request: Request, pk=None) -> Response:
@@ -151,14 +190,18 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         return Response(TicketOutput(ticket, context=context).data)
 
     @extend_schema(
-        methods=["GET"], request=None, responses={200: ReplyOutput(many=True), **errors(401, 404)}
+        methods=["GET"],
+        summary="List a ticket's replies",
+        request=None,
+        responses={200: ReplyOutput(many=True), **errors(401, 404)},
     )
     @extend_schema(
         methods=["POST"],
+        summary="Reply to a ticket",
         request=ReplyInput,
         responses={201: ReplyOutput, **errors(400, 401, 403, 404, 409)},
     )
-    @action(detail=True, methods=["get", "post"], pagination_class=None)
+    @action(detail=True, methods=["get", "post"], pagination_class=None, filter_backends=[])
     def replies(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
         if request.method == "GET":
@@ -174,15 +217,21 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         )
         return Response(ReplyOutput(reply).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={200: RecordOutput(many=True), **errors(401, 404)})
-    @action(detail=True, methods=["get"], pagination_class=None)
+    @extend_schema(
+        summary="List a ticket's history records",
+        request=None,
+        responses={200: RecordOutput(many=True), **errors(401, 404)},
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def records(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
         records = selectors.records_for(self._audience(), ticket)
         return Response(RecordOutput(records, many=True).data)
 
     @extend_schema(
-        request=None, responses={200: TicketOutput(many=True), **errors(400, 401, 403, 404)}
+        summary="List the tickets awaiting approval",
+        request=None,
+        responses={200: TicketOutput(many=True), **errors(400, 401, 403, 404)},
     )
     @action(
         detail=False,
@@ -197,6 +246,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         return _approvals_page(self, request)
 
     @extend_schema(
+        summary="List the pool: tickets to take, tickets in hand, or all",
         parameters=[PoolQuery],
         responses={200: TicketOutput(many=True), **errors(400, 401, 404)},
     )
