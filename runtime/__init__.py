@@ -7,6 +7,7 @@ compose.yaml) and the tests start the very same commands.
 
 Environment: WEB_BIND (default 127.0.0.1:8000; PORT changes the port), WEB_CONCURRENCY
 (gunicorn workers, default 2), WEB_THREADS (threads per worker, default 4), WEB_TIMEOUT
-(seconds, default 60), CELERY_CONCURRENCY (worker processes, default 2), LOG_LEVEL,
+(seconds, default 60), WEB_KEEPALIVE (idle keep-alive seconds, default 5; raise it behind a
+proxy), CELERY_CONCURRENCY (worker processes, default 2), LOG_LEVEL,
 PROMETHEUS_MULTIPROC_DIR (where every process writes its metrics for /metrics to add up;
 default <tmp>/ticketdesk-metrics; one volume shared by web, worker and beat in containers)."""

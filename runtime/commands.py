@@ -40,6 +40,8 @@ def web_command(env: Mapping[str, str] | None = None) -> list[str]:
         _get(env, "WEB_TIMEOUT", "60"),
         "--graceful-timeout",
         "30",
+        "--keep-alive",
+        _get(env, "WEB_KEEPALIVE", "5"),
         "--forwarded-allow-ips",
         _get(env, "FORWARDED_ALLOW_IPS", "127.0.0.1"),
         "--log-level",

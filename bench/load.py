@@ -1,0 +1,681 @@
+"""Load run against the production stack on this machine (issue 11, "proven under load").
+
+Starts the project's own production command lines (runtime/commands.py) with production
+settings: gunicorn with 4 workers (gthread), one Celery worker with 2 processes, one beat, on
+the real PostgreSQL and Redis named by DATABASE_URL / REDIS_URL (a dedicated database,
+`ticketdesk_load`, and the Redis database in REDIS_URL, which is flushed). Then:
+
+- 200 agents in 10 groups (strategies round robin, least load, online priority, longest idle
+  in turn; presence required, 5 active tickets each at most; the longest-idle groups offer
+  with a 120 s timeout) heartbeat every 15 s, look at their work every 10 s, accept what they
+  were given and complete it 5–20 s later;
+- applicants submit tickets and approvers approve them at a steady rate for 60 s (open loop:
+  the schedule does not wait for the server); beat runs the minute SLA scan and the sweeps.
+
+Reported: requests/s, p50/p95/p99 latency and 5xx per endpoint, PostgreSQL connections at
+peak, and the consistency checks once the work has settled — every approved ticket assigned or
+waiting in exactly one pool, no agent above max_active, every assignment notified exactly
+once, the outbox drained, and /metrics (added up over every process) counting the very
+requests the clients made. Then a search: steps of rising approval rate, each held steady,
+until approval p95 reaches 100 ms; the highest rate under it is reported.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/7 \\
+        .venv/bin/python bench/load.py [--rate 4] [--seconds 60] [--search 4,8,12,16,20,24,32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import ROOT, percentile, setup_django  # noqa: E402
+
+DATABASE = "ticketdesk_load"
+GROUPS = 10
+AGENTS = 200
+STRATEGIES = (1, 2, 3, 4)  # round robin, least load, online priority, longest idle
+MAX_ACTIVE = 5
+HEARTBEAT_SECONDS = 15
+POLL_SECONDS = 10
+HANDLE_SECONDS = (5, 20)
+APPROVAL_P95_TARGET_MS = 100
+METRICS_TOKEN = "load-run-metrics"
+
+
+# The stack -------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Stack:
+    """web (gunicorn, 4 workers), worker (2 processes) and beat, each from runtime/commands.py,
+    with production settings; stopped with SIGTERM as a supervisor would."""
+
+    def __init__(self, database_url: str, redis_url: str):
+        from runtime.commands import beat_command, web_command, worker_command
+
+        self.port = _free_port()
+        self.metrics_dir = tempfile.mkdtemp(prefix="load-metrics-")
+        self.logs = Path(tempfile.mkdtemp(prefix="load-logs-"))
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "DJANGO_SECRET_KEY": "load-run-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "SECURE_SSL_REDIRECT": "false",
+            "THROTTLE_USER": "1000000/min",
+            "THROTTLE_ANON": "1000000/min",
+            "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
+            "LOG_LEVEL": "WARNING",
+            "METRICS_TOKEN": METRICS_TOKEN,
+            "PROMETHEUS_MULTIPROC_DIR": self.metrics_dir,
+            "WEB_BIND": f"127.0.0.1:{self.port}",
+            "WEB_CONCURRENCY": "4",
+            "WEB_THREADS": "4",
+            # As behind a proxy: idle client connections stay open (no close/reuse race).
+            "WEB_KEEPALIVE": "75",
+            "CELERY_CONCURRENCY": "2",
+            "REFERENCE_CACHE_SECONDS": "5",
+        }
+        self.processes: dict[str, subprocess.Popen] = {}
+        for name, command in (("web", web_command), ("worker", worker_command)):
+            self._start(name, command(env), env)
+        self._start("beat", beat_command(env), env)
+        self.base = f"http://127.0.0.1:{self.port}"
+        self._wait_ready()
+
+    def _start(self, name, argv, env) -> None:
+        log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
+        self.processes[name] = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def _wait_ready(self) -> None:
+        import requests
+
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            for name, proc in self.processes.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited: see {self.logs / (name + '.log')}")
+            try:
+                if requests.get(f"{self.base}/readyz", timeout=5).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError("the stack did not become ready in 90 s")
+
+    def stop(self) -> dict[str, int]:
+        for proc in self.processes.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        codes = {}
+        for name, proc in self.processes.items():
+            try:
+                codes[name] = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                codes[name] = proc.wait()
+        return codes
+
+
+# Data --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    agents: list[tuple[int, str]]  # (user id, token)
+    applicants: list[str]
+    approvers: list[str]
+    groups: list[int]
+    max_active: dict[int, int]  # group id -> max active per member
+
+
+def build_world(redis_url: str) -> World:
+    import redis
+    from django.contrib.auth.models import Permission, User
+    from django.db import connection
+    from knox.models import AuthToken
+
+    from handler_groups.services import handler_group_save
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "TRUNCATE oa_ticket_bill, oa_ticket_record, oa_ticket_reply, oa_ticket_handler_group, "
+            "oa_assignment_event, oa_notification, oa_notify_outbox, oa_agent_presence, "
+            "oa_sla_clock_segment, oa_sla_outcome, knox_authtoken RESTART IDENTITY CASCADE"
+        )
+    redis.Redis.from_url(redis_url).flushdb()
+
+    def user(name: str) -> User:
+        return User.objects.get_or_create(username=name)[0]
+
+    agents = [user(f"load_agent{i:03d}") for i in range(AGENTS)]
+    per_group = AGENTS // GROUPS
+    groups, max_active = [], {}
+    for g in range(GROUPS):
+        strategy = STRATEGIES[g % len(STRATEGIES)]
+        group = handler_group_save(
+            name=f"load group {g}",
+            member_ids=[a.pk for a in agents[g * per_group : (g + 1) * per_group]],
+            assign_strategy=strategy,
+            status=1,
+            requires_presence=True,
+            max_active=MAX_ACTIVE,
+            offer_timeout_seconds=120 if strategy == 4 else None,
+        )
+        groups.append(group.pk)
+        max_active[group.pk] = MAX_ACTIVE
+    approve = Permission.objects.get(codename="approve_ticket")
+    approvers = [user(f"load_approver{i}") for i in range(4)]
+    for approver in approvers:
+        approver.user_permissions.add(approve)
+    applicants = [user(f"load_applicant{i:02d}") for i in range(40)]
+
+    def token(u: User) -> str:
+        return AuthToken.objects.create(user=u)[1]
+
+    return World(
+        agents=[(a.pk, token(a)) for a in agents],
+        applicants=[token(u) for u in applicants],
+        approvers=[token(u) for u in approvers],
+        groups=groups,
+        max_active=max_active,
+    )
+
+
+# The load ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    endpoint: str
+    started: float
+    seconds: float
+    status: int
+
+
+@dataclass
+class Recorder:
+    samples: list[Sample] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    behind: list[float] = field(default_factory=list)  # approvals: start - scheduled (s)
+
+    def add(self, sample: Sample) -> None:
+        with self.lock:
+            self.samples.append(sample)
+
+
+class Load:
+    """An open-loop scheduler: jobs run at their time on a pool of threads, each with its own
+    HTTP session (keep-alive), whatever the server's pace."""
+
+    def __init__(self, base: str, world: World, threads: int = 48):
+        self.base = base
+        self.world = world
+        self.recorder = Recorder()
+        self.queue: list = []
+        self.cv = threading.Condition()
+        self.seq = itertools.count()
+        self.stopping = False
+        self.local = threading.local()
+        self.rng = random.Random(7)
+        self.approved = 0
+        self.threads = [threading.Thread(target=self._run, daemon=True) for _ in range(threads)]
+        for thread in self.threads:
+            thread.start()
+
+    # scheduling
+    def at(self, when: float, job, *args) -> None:
+        with self.cv:
+            heapq.heappush(self.queue, (when, next(self.seq), job, args))
+            self.cv.notify()
+
+    def _run(self) -> None:
+        import requests
+
+        self.local.session = requests.Session()
+        while True:
+            with self.cv:
+                while not self.stopping and (not self.queue or self.queue[0][0] > time.monotonic()):
+                    timeout = self.queue[0][0] - time.monotonic() if self.queue else 0.5
+                    self.cv.wait(max(min(timeout, 0.5), 0))
+                if self.stopping:
+                    return
+                when, _n, job, args = heapq.heappop(self.queue)
+            try:
+                job(when, *args)
+            except Exception as exc:  # a client-side failure (connection refused, timeout)
+                self.recorder.add(Sample(f"client error ({job.__name__})", when, 0.0, 599))
+                print(f"  client error in {job.__name__}: {type(exc).__name__}: {exc}")
+
+    def stop(self) -> None:
+        with self.cv:
+            self.stopping = True
+            self.cv.notify_all()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+    def call(self, endpoint: str, method: str, path: str, token: str, body=None):
+        started = time.monotonic()
+        response = self.local.session.request(
+            method,
+            self.base + path,
+            json=body,
+            headers={"Authorization": f"Token {token}"},
+            timeout=30,
+        )
+        self.recorder.add(
+            Sample(endpoint, started, time.monotonic() - started, response.status_code)
+        )
+        return response
+
+    # agents
+    def start_agents(self, until: float) -> None:
+        now = time.monotonic()
+        self.agents_until = until
+        for i, (_user_id, token) in enumerate(self.world.agents):
+            offset = HEARTBEAT_SECONDS * i / len(self.world.agents)
+            self.at(now + offset, self.heartbeat, token)
+            self.at(now + 2 + offset * POLL_SECONDS / HEARTBEAT_SECONDS, self.poll, token)
+
+    def heartbeat(self, when: float, token: str) -> None:
+        if when + HEARTBEAT_SECONDS < self.agents_until:  # the next one, whatever this one does
+            self.at(when + HEARTBEAT_SECONDS, self.heartbeat, token)
+        self.call("POST /api/presence/heartbeat/", "POST", "/api/presence/heartbeat/", token)
+
+    def poll(self, when: float, token: str) -> None:
+        if when + POLL_SECONDS < self.agents_until:
+            self.at(when + POLL_SECONDS, self.poll, token)
+        response = self.call(
+            "GET /api/tickets/pool/?view=my_handling",
+            "GET",
+            "/api/tickets/pool/?view=my_handling",
+            token,
+        )
+        if response.status_code == 200:
+            for ticket in response.json()["results"]:
+                if ticket["ticket_status"] == 2:  # assigned, not yet accepted
+                    self.at(time.monotonic(), self.accept, token, ticket["id"])
+
+    def accept(self, _when: float, token: str, ticket_id: int) -> None:
+        response = self.call(
+            "POST /api/tickets/{id}/accept/", "POST", f"/api/tickets/{ticket_id}/accept/", token
+        )
+        if response.status_code == 200:
+            self.at(
+                time.monotonic() + self.rng.uniform(*HANDLE_SECONDS),
+                self.complete,
+                token,
+                ticket_id,
+            )
+
+    def complete(self, _when: float, token: str, ticket_id: int) -> None:
+        self.call(
+            "POST /api/tickets/{id}/complete/", "POST", f"/api/tickets/{ticket_id}/complete/", token
+        )
+
+    # tickets
+    def schedule_tickets(self, rate: float, seconds: float, start: float) -> int:
+        count = int(rate * seconds)
+        for n in range(count):
+            self.at(start + n / rate, self.submit_and_approve, n)
+        return count
+
+    def submit_and_approve(self, when: float, n: int) -> None:
+        applicant = self.world.applicants[n % len(self.world.applicants)]
+        approver = self.world.approvers[n % len(self.world.approvers)]
+        group = self.world.groups[n % len(self.world.groups)]
+        response = self.call(
+            "POST /api/tickets/",
+            "POST",
+            "/api/tickets/",
+            applicant,
+            {
+                "title": f"load {n}",
+                "content": "load run",
+                "priority": 1 + n % 4,
+                "handler_group_id": group,
+            },
+        )
+        if response.status_code != 201:
+            return
+        ticket_id = response.json()["id"]
+        self.recorder.behind.append(time.monotonic() - when)
+        approved = self.call(
+            "POST /api/tickets/{id}/approve/",
+            "POST",
+            f"/api/tickets/{ticket_id}/approve/",
+            approver,
+        )
+        if approved.status_code == 200:
+            with self.recorder.lock:
+                self.approved += 1
+
+
+# Reports and checks --------------------------------------------------------------------------
+
+
+def per_endpoint(samples: list[Sample]) -> None:
+    by_endpoint: dict[str, list[Sample]] = defaultdict(list)
+    for sample in samples:
+        by_endpoint[sample.endpoint].append(sample)
+    print(f"  {'endpoint':42} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'5xx':>5}")
+    for endpoint, rows in sorted(by_endpoint.items()):
+        ms = [s.seconds * 1000 for s in rows]
+        errors = sum(1 for s in rows if s.status >= 500)
+        print(
+            f"  {endpoint:42} {len(rows):>8} {percentile(ms, 50):>8.1f} "
+            f"{percentile(ms, 95):>8.1f} {percentile(ms, 99):>8.1f} {errors:>5}"
+        )
+    statuses = Counter(s.status for s in samples)
+    print(f"  statuses: {dict(sorted(statuses.items()))}")
+
+
+def approval_p95(samples: list[Sample]) -> float:
+    ms = [s.seconds * 1000 for s in samples if s.endpoint == "POST /api/tickets/{id}/approve/"]
+    return percentile(ms, 95)
+
+
+def consistency_checks() -> dict[str, bool]:
+    from django.db import connection
+
+    checks = {}
+    with connection.cursor() as cursor:
+        # Approved tickets: assigned to someone (pending process, processing, completed,
+        # closed) or waiting in their group's pool (pending assign, no handler).
+        cursor.execute(
+            """
+            SELECT count(*) FILTER (WHERE ticket_status = 1 AND handler_id IS NULL),
+                   count(*) FILTER (WHERE ticket_status IN (2, 3, 4, 5) AND handler_id IS NOT NULL),
+                   count(*)
+            FROM oa_ticket_bill WHERE process_status = 2
+            """
+        )
+        waiting, assigned, approved = cursor.fetchone()
+        cursor.execute(
+            "SELECT count(*) FROM oa_ticket_bill WHERE process_status = 2 "
+            "AND handler_group_id IS NULL"
+        )
+        (no_group,) = cursor.fetchone()
+        print(
+            f"  approved {approved}: assigned {assigned}, waiting in a pool {waiting}, "
+            f"without a group {no_group}"
+        )
+        checks["every approved ticket assigned or waiting in exactly one pool"] = (
+            waiting + assigned == approved and no_group == 0
+        )
+
+        cursor.execute(
+            """
+            WITH events AS (
+                SELECT ticket_id, user_id, count(*) AS n FROM oa_assignment_event
+                WHERE kind = 'assigned' GROUP BY ticket_id, user_id),
+            notices AS (
+                SELECT ticket_id, recipient_id AS user_id, count(*) AS n FROM oa_notification
+                WHERE template_code IN ('ticket-assigned', 'ticket-offered')
+                GROUP BY ticket_id, recipient_id)
+            SELECT (SELECT coalesce(sum(n), 0) FROM events),
+                   count(*) FILTER (WHERE e.n IS DISTINCT FROM s.n)
+            FROM events e FULL JOIN notices s USING (ticket_id, user_id)
+            """
+        )
+        assignments, mismatched = cursor.fetchone()
+        cursor.execute("SELECT count(*) FROM oa_assignment_event WHERE NOT notified")
+        (unnotified,) = cursor.fetchone()
+        print(
+            f"  assignments {assignments}: (ticket, agent) pairs whose notices differ "
+            f"{mismatched}, notices still owed {unnotified}"
+        )
+        checks["every assignment notified exactly once"] = mismatched == 0 and unnotified == 0
+
+        cursor.execute(
+            "SELECT count(*) FROM oa_notify_outbox WHERE status IN ('pending', 'sending')"
+        )
+        (backlog,) = cursor.fetchone()
+        checks["outbox drained"] = backlog == 0
+    return checks
+
+
+ACTIVE_PEAK_SQL = """
+SELECT max(n) FROM (SELECT count(*) AS n FROM oa_ticket_bill
+                    WHERE ticket_status IN (2, 3) GROUP BY handler_id) per_agent
+"""
+
+
+def server_counted_requests(base: str) -> float:
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = requests.get(
+        f"{base}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=30
+    ).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "http_requests_total" and not sample.labels["route"].startswith("metrics")
+    )
+
+
+class Sampler:
+    """Sampled every 0.5 s while the load runs: PostgreSQL connections to the load database
+    and the most active tickets (assigned or in progress) any one agent holds."""
+
+    def __init__(self):
+        import psycopg
+        from django.conf import settings
+
+        db = settings.DATABASES["default"]
+        self.conn = psycopg.connect(
+            host=db["HOST"],
+            port=db["PORT"] or 5432,
+            user=db["USER"],
+            dbname=DATABASE,
+            password=db["PASSWORD"] or None,
+            autocommit=True,
+        )
+        self.peak = 0
+        self.most_active = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.stopping.wait(0.5):
+            (n,) = self.conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [DATABASE]
+            ).fetchone()
+            self.peak = max(self.peak, n)
+            (active,) = self.conn.execute(ACTIVE_PEAK_SQL).fetchone()
+            self.most_active = max(self.most_active, active or 0)
+
+    def stop(self) -> int:
+        self.stopping.set()
+        self.thread.join()
+        self.conn.close()
+        return self.peak
+
+
+def progress(label: str, load: Load, start: float, seconds: float, planned: int) -> None:
+    """Counts and ETA every 5 s while a phase runs."""
+    while (elapsed := time.monotonic() - start) < seconds:
+        time.sleep(min(5, max(seconds - elapsed, 0.1)))
+        elapsed = min(time.monotonic() - start, seconds)
+        print(
+            f"  {label}: {elapsed:4.0f}/{seconds:.0f} s, {load.approved}/{planned} approved, "
+            f"{len(load.recorder.samples)} requests, ETA {max(seconds - elapsed, 0):.0f} s",
+            flush=True,
+        )
+
+
+def settle(load: Load, timeout: float = 90) -> None:
+    """Wait until no ticket is assigned-but-unaccepted or in progress (agents finish their work),
+    nothing waits in a pool, and the outbox is empty."""
+    from django.db import connection
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM oa_ticket_bill WHERE process_status = 2 "
+                "AND ticket_status IN (1, 2, 3)"
+            )
+            (open_tickets,) = cursor.fetchone()
+            cursor.execute(
+                "SELECT count(*) FROM oa_notify_outbox WHERE status IN ('pending', 'sending')"
+            )
+            (backlog,) = cursor.fetchone()
+        if open_tickets == 0 and backlog == 0:
+            return
+        print(f"  settling: {open_tickets} open tickets, outbox {backlog}", flush=True)
+        time.sleep(5)
+
+
+def _interrupt(signum, _frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, _interrupt)  # stop the stack on SIGTERM too (finally below)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=4, help="approvals/s of the main run")
+    parser.add_argument("--seconds", type=float, default=60, help="length of the main run")
+    parser.add_argument(
+        "--search",
+        default="4,8,12,16,20,24,32",
+        help="approval rates to step through (each held --step-seconds); empty: no search",
+    )
+    parser.add_argument("--step-seconds", type=float, default=30)
+    args = parser.parse_args()
+
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7")
+    setup_django(DATABASE)
+    from django.conf import settings
+
+    database_url = os.environ["DATABASE_URL"]
+    print(f"Load run on {os.cpu_count()} cores; database {DATABASE}, Redis {redis_url}")
+    world = build_world(redis_url)
+    print(f"  {AGENTS} agents in {GROUPS} groups (strategies {STRATEGIES}), tokens ready")
+    assert settings.DATABASES["default"]["NAME"] == DATABASE
+
+    stack = Stack(database_url, redis_url)
+    print(
+        f"  stack up: gunicorn 4 workers × 4 threads, Celery 2 processes, beat; logs {stack.logs}"
+    )
+    sampler = Sampler()
+    search = [float(r) for r in args.search.split(",") if r.strip()]
+    total = args.seconds + 15 + len(search) * (args.step_seconds + 10) + 120
+    load = Load(stack.base, world)
+    checks: dict[str, bool] = {}
+    try:
+        warm = time.monotonic()
+        load.start_agents(until=warm + total)
+        print("  agents heartbeating; 15 s for everyone to be online", flush=True)
+        time.sleep(HEARTBEAT_SECONDS)
+
+        # Main run.
+        start = time.monotonic()
+        mark = len(load.recorder.samples)
+        planned = load.schedule_tickets(args.rate, args.seconds, start)
+        progress(f"main run at {args.rate:g}/s", load, start, args.seconds, planned)
+        time.sleep(2)
+        main_samples = load.recorder.samples[mark:]
+        elapsed = time.monotonic() - start
+        print(f"\nMain run: {args.rate:g} approvals/s for {args.seconds:.0f} s")
+        print(
+            f"  {len(main_samples)} requests in {elapsed:.0f} s = "
+            f"{len(main_samples) / elapsed:.1f} requests/s; {load.approved} approved"
+        )
+        per_endpoint(main_samples)
+        behind = load.recorder.behind
+        print(f"  submissions behind schedule: p95 {percentile(behind, 95) * 1000:.0f} ms")
+        settle(load)
+        checks = consistency_checks()
+        print(f"  most active tickets one agent held at any sample: {sampler.most_active}")
+        checks[f"no agent above max_active ({MAX_ACTIVE}), sampled through the run"] = (
+            sampler.most_active <= MAX_ACTIVE
+        )
+        client_requests = len(load.recorder.samples)
+        counted = server_counted_requests(stack.base)
+        # Heartbeats and polls keep going: the server may count a few requests in flight.
+        checks["/metrics adds up every web worker (server count = client count)"] = (
+            abs(counted - client_requests) <= 48
+        )
+        print(
+            f"  requests made by the clients {client_requests}, counted by /metrics {counted:.0f}"
+        )
+        for name, ok in checks.items():
+            print(f"  [{'ok' if ok else 'FAILED'}] {name}")
+
+        # Search.
+        best = None
+        if search:
+            print(
+                f"\nSearch: approval p95 under {APPROVAL_P95_TARGET_MS} ms, steps of "
+                f"{args.step_seconds:.0f} s"
+            )
+        for rate in search:
+            start = time.monotonic()
+            mark = len(load.recorder.samples)
+            behind_mark = len(load.recorder.behind)
+            planned = load.schedule_tickets(rate, args.step_seconds, start)
+            progress(f"{rate:g}/s", load, start, args.step_seconds, load.approved + planned)
+            time.sleep(2)
+            step = load.recorder.samples[mark:]
+            p95 = approval_p95(step)
+            lag = percentile(load.recorder.behind[behind_mark:], 95) * 1000
+            errors = sum(1 for s in step if s.status >= 500)
+            print(
+                f"  {rate:>5g}/s: approval p95 {p95:6.1f} ms, all requests "
+                f"{len(step) / (time.monotonic() - start):.1f}/s, behind schedule p95 "
+                f"{lag:.0f} ms, 5xx {errors}",
+                flush=True,
+            )
+            if p95 >= APPROVAL_P95_TARGET_MS or errors:
+                break
+            best = rate
+            time.sleep(8)
+        if search:
+            print(
+                f"  highest steady approval rate with p95 < {APPROVAL_P95_TARGET_MS} ms: "
+                f"{best if best is not None else f'below {search[0]:g}'}/s"
+            )
+    finally:
+        load.stop()
+        peak = sampler.stop()
+        codes = stack.stop()
+    server_errors = sum(1 for s in load.recorder.samples if s.status >= 500)
+    print("\nSummary")
+    print(f"  5xx over the whole run: {server_errors}")
+    print(f"  PostgreSQL connections at peak: {peak} (max_connections 100)")
+    print(f"  exit codes after SIGTERM: {codes}")
+    if not all(checks.values()) or server_errors:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
