@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Timer, percentile, setup_django  # noqa: E402
+from bench.common import Timer, percentile, restore_default_ladders, setup_django  # noqa: E402
 
 
 def reset():
@@ -36,6 +36,7 @@ def reset():
             "oa_assignment_event, oa_notification, oa_notify_outbox, oa_agent_presence, "
             "oa_sla_clock_segment, oa_sla_outcome RESTART IDENTITY CASCADE"
         )
+    restore_default_ladders()
 
 
 def _prepare(tickets: int, members: int, strategy: int = 1):

@@ -57,3 +57,15 @@ class Timer:
 
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.started
+
+
+def restore_default_ladders() -> None:
+    """TRUNCATE … CASCADE of the handler groups also empties the escalation levels (a level
+    may name a group to move tickets to): give every rule left without one the default
+    ladder again, as the migration did."""
+    from sla import ladder
+    from sla.models import SlaRule
+    from sla.rules import set_levels
+
+    for rule in SlaRule.objects.filter(levels__isnull=True):
+        set_levels(rule, ladder.default_ladder(rule.warn_before_minutes))

@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, percentile, setup_django  # noqa: E402
+from bench.common import ROOT, percentile, restore_default_ladders, setup_django  # noqa: E402
 
 DATABASE = "ticketdesk_load"
 GROUPS = 10
@@ -169,6 +169,7 @@ def build_world(redis_url: str) -> World:
             "oa_sla_clock_segment, oa_sla_outcome, knox_authtoken RESTART IDENTITY CASCADE"
         )
     redis.Redis.from_url(redis_url).flushdb()
+    restore_default_ladders()
 
     def user(name: str) -> User:
         return User.objects.get_or_create(username=name)[0]

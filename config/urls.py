@@ -12,7 +12,7 @@ from config.views import api_not_found
 from handler_groups.apis import HandlerGroupViewSet
 from notifications.apis import NotificationViewSet
 from routing.apis import AssignmentMetricsView, PresenceViewSet
-from sla.apis import SlaReportView
+from sla.apis import SlaReportView, SlaRuleViewSet
 from ticketing.apis import TicketViewSet
 
 # Path converters, not regexes: a viewset's `lookup_value_converter = "int"` makes its {id} an
@@ -23,6 +23,7 @@ router.register("tickets", TicketViewSet, basename="ticket")
 router.register("handler-groups", HandlerGroupViewSet, basename="handler-group")
 router.register("notifications", NotificationViewSet, basename="notification")
 router.register("presence", PresenceViewSet, basename="presence")
+router.register("sla/rules", SlaRuleViewSet, basename="sla-rule")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

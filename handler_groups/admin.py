@@ -21,6 +21,7 @@ class HandlerGroupForm(forms.ModelForm):
         fields = [
             "name",
             "leader",
+            "escalation_contact",
             "members",
             "assign_strategy",
             "status",
@@ -54,6 +55,7 @@ class HandlerGroupAdmin(admin.ModelAdmin):
                 "fields": [
                     "name",
                     "leader",
+                    "escalation_contact",
                     "members",
                     "assign_strategy",
                     "status",
@@ -83,6 +85,9 @@ class HandlerGroupAdmin(admin.ModelAdmin):
             assign_strategy=data["assign_strategy"],
             status=data["status"],
             leader_id=data["leader"].pk if data["leader"] else None,
+            escalation_contact_id=(
+                data["escalation_contact"].pk if data["escalation_contact"] else None
+            ),
             **{
                 field: (data["overflow_group"].pk if data["overflow_group"] else None)
                 if field == "overflow_group_id"

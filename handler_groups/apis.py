@@ -69,6 +69,7 @@ class HandlerGroupViewSet(
             "assign_strategy": group.assign_strategy,
             "status": group.status,
             "leader_id": group.leader_id,
+            "escalation_contact_id": group.escalation_contact_id,
             **current,
             **serializer.validated_data,
         }

@@ -33,6 +33,14 @@ class HandlerGroup(models.Model):
         on_delete=models.SET_NULL,
         related_name="led_handler_groups",
     )
+    # Escalation ladders can tell this person too (the leader's manager, say).
+    escalation_contact = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="escalation_contact_for",
+    )
     member_user_ids = models.CharField(max_length=2000, blank=True, default="")
     assign_strategy = models.PositiveSmallIntegerField(choices=assign_strategy_choices, default=0)
     # Index (into member_ids) of the member who got the last round-robin assignment; -1 = none

@@ -16,6 +16,12 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
         child=serializers.IntegerField(min_value=1), required=False, max_length=500
     )
     leader_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    escalation_contact_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="Who escalation ladders can tell besides the leader (the leader's manager).",
+    )
     assign_strategy = serializers.ChoiceField(choices=[], default=0)
     status = serializers.ChoiceField(choices=GroupStatus.choices, default=GroupStatus.ENABLED)
     overflow_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
@@ -26,6 +32,7 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "leader_id",
+            "escalation_contact_id",
             "members",
             "member_ids",
             "assign_strategy",
@@ -81,6 +88,13 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
         return ids
 
     def validate_leader_id(self, leader_id: int | None) -> int | None:
-        if leader_id is not None and not get_user_model().objects.filter(pk=leader_id).exists():
-            raise serializers.ValidationError(f"No user with id {leader_id}.")
-        return leader_id
+        return _existing_user(leader_id)
+
+    def validate_escalation_contact_id(self, contact_id: int | None) -> int | None:
+        return _existing_user(contact_id)
+
+
+def _existing_user(user_id: int | None) -> int | None:
+    if user_id is not None and not get_user_model().objects.filter(pk=user_id).exists():
+        raise serializers.ValidationError(f"No user with id {user_id}.")
+    return user_id

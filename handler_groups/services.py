@@ -34,6 +34,7 @@ def handler_group_save(
     assign_strategy: int,
     status: int,
     leader_id: int | None = None,
+    escalation_contact_id: int | None = None,
     **routing,
 ) -> HandlerGroup:
     """Create or update a group (routing settings by their field names, see ROUTING_FIELDS).
@@ -57,6 +58,7 @@ def handler_group_save(
         group.assign_strategy = assign_strategy
         group.status = status
         group.leader_id = leader_id
+        group.escalation_contact_id = escalation_contact_id
         for field, value in routing.items():
             setattr(group, field, value)
         group.save()

@@ -4,11 +4,22 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.utils import timezone
 
+from . import ladder
 from .calendars import business_calendar
 from .clock import add_business_time
 from .deadlines import hours_to_timedelta
-from .models import Calendar, ClockSegment, Holiday, SlaOutcome, SlaRule, WorkingWindow
+from .models import (
+    Calendar,
+    ClockSegment,
+    EscalationLevel,
+    Holiday,
+    SlaOutcome,
+    SlaRule,
+    WorkingWindow,
+)
+from .rules import set_levels
 from .selectors import match_rule
+from .serializers import EscalationLevelSerializer, level_reference_errors
 from .services import sla_recompute
 
 
@@ -73,6 +84,65 @@ class CalendarAdmin(admin.ModelAdmin):
         self._import(request, queryset, timezone.now().year + 1)
 
 
+LEVEL_FIELDS = [
+    "position",
+    "clock",
+    "trigger",
+    "value",
+    "notify",
+    "template_code",
+    "reassign_group",
+    "raise_priority",
+]
+
+
+class EscalationLevelForm(forms.ModelForm):
+    """A level by the API's rules (sla/serializers.py): the admin saves no level the API
+    would refuse."""
+
+    FIELD_NAMES = {"reassign_group_id": "reassign_group", "non_field_errors": None}
+
+    class Meta:
+        model = EscalationLevel
+        fields = LEVEL_FIELDS
+
+    def clean(self):
+        data = super().clean()
+        if self.errors or data.get("DELETE"):
+            return data
+        group = data.get("reassign_group")
+        level = EscalationLevelSerializer(
+            data={
+                "clock": data.get("clock"),
+                "trigger": data.get("trigger"),
+                "value": data.get("value"),
+                "notify": data.get("notify") if data.get("notify") is not None else [],
+                "template_code": data.get("template_code") or "",
+                "reassign_group_id": group.pk if group else None,
+                "raise_priority": bool(data.get("raise_priority")),
+            }
+        )
+        if level.is_valid():
+            problems = level_reference_errors({0: dict(level.validated_data)}).get(0, {})
+        else:
+            problems = level.errors
+        for field, found in problems.items():
+            name = self.FIELD_NAMES.get(field, field)
+            self.add_error(name if name in self.fields else None, list(found))
+        return data
+
+
+class EscalationLevelInline(admin.TabularInline):
+    """The rule's escalation ladder, in position order. A rule saved without levels gets the
+    default ladder; an edited ladder is renumbered 1..n in position order."""
+
+    model = EscalationLevel
+    form = EscalationLevelForm
+    extra = 0
+    ordering = ["position"]
+    fields = LEVEL_FIELDS
+
+
 class RuleTestForm(forms.Form):
     priority = forms.ChoiceField(choices=[(1, "low"), (2, "medium"), (3, "high"), (4, "urgent")])
     category = forms.CharField(max_length=50, required=False)
@@ -98,6 +168,7 @@ class SlaRuleAdmin(admin.ModelAdmin):
     list_display_links = ["name"]
     list_filter = ["status", "priority", "calendar"]
     search_fields = ["name", "category"]
+    inlines = [EscalationLevelInline]
     actions = ["recompute_open_tickets", "recompute_dry_run"]
     change_list_template = "admin/sla/slarule/change_list.html"
 
@@ -140,6 +211,45 @@ class SlaRuleAdmin(admin.ModelAdmin):
     def changelist_view(self, request, extra_context=None):
         extra_context = {**(extra_context or {}), "test_url": reverse("admin:sla_slarule_test")}
         return super().changelist_view(request, extra_context)
+
+    def save_formset(self, request, form, formset, change):
+        """An edited ladder is saved whole through set_levels (positions renumbered 1..n in
+        position order), so swapping two positions never trips their uniqueness, and levels
+        entered with a new rule replace the default ladder it got when saved."""
+        if formset.model is not EscalationLevel:
+            return super().save_formset(request, form, formset, change)
+        if not any(f.has_changed() for f in formset.forms) and not formset.deleted_forms:
+            # Untouched: keep the ladder (a new rule's default one included).
+            return super().save_formset(request, form, formset, change)
+        previous = list(form.instance.levels.order_by("position"))
+        deleted = set(formset.deleted_forms)
+        kept = [
+            f.instance
+            for f in formset.forms
+            if f not in deleted and (f.instance.pk is not None or f.has_changed())
+        ]
+        kept.sort(key=lambda level: level.position)
+        set_levels(
+            form.instance,
+            [
+                ladder.Level(
+                    position=level.position,
+                    clock=level.clock,
+                    trigger=level.trigger,
+                    value=level.value,
+                    notify=tuple(level.notify or ()),
+                    template_code=level.template_code,
+                    reassign_group_id=level.reassign_group_id,
+                    raise_priority=level.raise_priority,
+                )
+                for level in kept
+            ],
+        )
+        # What the admin's history records: the ladder's rows were replaced.
+        formset.deleted_objects = previous
+        formset.changed_objects = []
+        formset.new_objects = list(form.instance.levels.order_by("position"))
+        return None
 
     @admin.action(description="Recompute deadlines of all open tickets")
     def recompute_open_tickets(self, request, queryset):

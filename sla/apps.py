@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_init, post_save
 
 
 class SlaConfig(AppConfig):
@@ -7,3 +8,9 @@ class SlaConfig(AppConfig):
 
     def ready(self) -> None:
         from . import gauges  # noqa: F401  (registers its /metrics figures)
+        from .models import SlaRule
+        from .rules import rule_loaded, rule_saved
+
+        # Every rule has a ladder: the default one unless it says otherwise (sla/rules.py).
+        post_init.connect(rule_loaded, sender=SlaRule, dispatch_uid="sla_rule_loaded")
+        post_save.connect(rule_saved, sender=SlaRule, dispatch_uid="sla_rule_saved")

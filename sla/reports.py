@@ -1,8 +1,13 @@
-"""SLA report: counts, breach rates and median/p90 business minutes, from final outcomes."""
+"""SLA report: counts, breach rates and median/p90 business minutes, from final outcomes
+(written at completion, or at the close of a ticket closed unfinished)."""
 
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 from django.db import connection
+from django.utils import timezone
+
+from config.errors import Forbidden
+from handler_groups.models import HandlerGroup
 
 GROUPINGS = {
     "handler_group": "t.handler_group_id",
@@ -10,6 +15,10 @@ GROUPINGS = {
     "category": "t.category",
     "handler": "t.handler_id",
 }
+# The clocks whose minutes are a duration to report: every clock of a completed ticket, and of
+# a ticket closed unfinished the response given before the close and the breached clocks.
+RESPONSE_TIMED = "NOT o.closed_before_completion OR o.response_result IN ('met', 'breached')"
+RESOLVE_TIMED = "NOT o.closed_before_completion OR o.resolve_result = 'breached'"
 
 
 def sla_report(
@@ -21,31 +30,45 @@ def sla_report(
     priority: int | None = None,
     category: str | None = None,
 ) -> list[dict]:
-    """One row per group value over tickets completed in [date_from, date_to).
-    handler_group_ids=None means every group (staff); a list restricts to those groups."""
+    """One row per group value over tickets whose outcome was finalised in [date_from,
+    date_to): completed then, or closed unfinished then. handler_group_ids=None means every
+    group (staff); a list restricts to those groups.
+
+    Per clock, a breach rate is breaches over the clocks measured (met or breached); a clock
+    closed before due is neither, so it is counted on its own and left out of the rate. The
+    median and p90 take the clocks that stopped by themselves (completed tickets, a response
+    given before the close) and the breached ones (their minutes run until the close); a clock
+    cut short by the close before it was due has no duration to report."""
     key = GROUPINGS[group_by]
-    where = ["o.completed_time >= %(from)s", "o.completed_time < %(to)s"]
-    params: dict = {"from": date_from, "to": date_to}
-    if handler_group_ids is not None:
-        where.append("t.handler_group_id = ANY(%(groups)s)")
-        params["groups"] = handler_group_ids
-    if priority is not None:
-        where.append("t.priority = %(priority)s")
-        params["priority"] = priority
-    if category:
-        where.append("t.category = %(category)s")
-        params["category"] = category
+    where, params = _filters(
+        date_from=date_from,
+        date_to=date_to,
+        handler_group_ids=handler_group_ids,
+        priority=priority,
+        category=category,
+    )
     sql = f"""
         SELECT {key} AS key,
                count(*) AS tickets,
-               count(*) FILTER (WHERE o.response_met IS FALSE) AS response_breaches,
-               count(*) FILTER (WHERE o.response_met IS NOT NULL) AS response_measured,
-               count(*) FILTER (WHERE o.resolve_met IS FALSE) AS resolve_breaches,
-               count(*) FILTER (WHERE o.resolve_met IS NOT NULL) AS resolve_measured,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY o.response_minutes) AS response_p50,
-               percentile_cont(0.9) WITHIN GROUP (ORDER BY o.response_minutes) AS response_p90,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY o.resolve_minutes) AS resolve_p50,
-               percentile_cont(0.9) WITHIN GROUP (ORDER BY o.resolve_minutes) AS resolve_p90
+               count(*) FILTER (WHERE o.closed_before_completion) AS closed_unfinished,
+               count(*) FILTER (WHERE o.response_result = 'breached') AS response_breaches,
+               count(*) FILTER (WHERE o.response_result IN ('met', 'breached'))
+                   AS response_measured,
+               count(*) FILTER (WHERE o.response_result = 'closed_before_due')
+                   AS response_closed_before_due,
+               count(*) FILTER (WHERE o.resolve_result = 'breached') AS resolve_breaches,
+               count(*) FILTER (WHERE o.resolve_result IN ('met', 'breached'))
+                   AS resolve_measured,
+               count(*) FILTER (WHERE o.resolve_result = 'closed_before_due')
+                   AS resolve_closed_before_due,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY o.response_minutes)
+                   FILTER (WHERE {RESPONSE_TIMED}) AS response_p50,
+               percentile_cont(0.9) WITHIN GROUP (ORDER BY o.response_minutes)
+                   FILTER (WHERE {RESPONSE_TIMED}) AS response_p90,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY o.resolve_minutes)
+                   FILTER (WHERE {RESOLVE_TIMED}) AS resolve_p50,
+               percentile_cont(0.9) WITHIN GROUP (ORDER BY o.resolve_minutes)
+                   FILTER (WHERE {RESOLVE_TIMED}) AS resolve_p90
         FROM oa_sla_outcome o JOIN oa_ticket_bill t ON t.id = o.ticket_id
         WHERE {" AND ".join(where)}
         GROUP BY {key}
@@ -60,10 +83,13 @@ def sla_report(
             group_by: row["key"],
             "key": row["key"],
             "count": row["tickets"],
+            "closed_before_completion": row["closed_unfinished"],
             "response_breaches": row["response_breaches"],
             "response_breach_rate": _rate(row["response_breaches"], row["response_measured"]),
+            "response_closed_before_due": row["response_closed_before_due"],
             "resolve_breaches": row["resolve_breaches"],
             "resolve_breach_rate": _rate(row["resolve_breaches"], row["resolve_measured"]),
+            "resolve_closed_before_due": row["resolve_closed_before_due"],
             "response_minutes_median": _round(row["response_p50"]),
             "response_minutes_p90": _round(row["response_p90"]),
             "resolve_minutes_median": _round(row["resolve_p50"]),
@@ -71,6 +97,110 @@ def sla_report(
         }
         for row in rows
     ]
+
+
+def report_scope(user, *, handler_group: int | None = None) -> list[int] | None:
+    """The handler groups whose SLA figures `user` may read, for the report API and the
+    leaders' page alike: None for every group (staff), else the groups they lead, or the one
+    asked for. Raises Forbidden for anyone else, and for a group a leader does not lead."""
+    allowed = None
+    if not user.is_staff:
+        allowed = list(HandlerGroup.objects.filter(leader=user).values_list("pk", flat=True))
+        if not allowed:
+            raise Forbidden("Only staff and group leaders may read SLA reports.")
+    if handler_group is None:
+        return allowed
+    if allowed is not None and handler_group not in allowed:
+        raise Forbidden("You lead no handler group with this id.")
+    return [handler_group]
+
+
+def may_read_reports(user) -> bool:
+    """Staff and group leaders (the console shows them the SLA page's link)."""
+    if not user.is_authenticated:
+        return False
+    return user.is_staff or HandlerGroup.objects.filter(leader=user).exists()
+
+
+DAILY_SERIES = (
+    "response_met",
+    "response_breached",
+    "response_closed_before_due",
+    "resolve_met",
+    "resolve_breached",
+    "resolve_closed_before_due",
+)
+
+
+def sla_daily(
+    *,
+    date_from: datetime,
+    date_to: datetime,
+    handler_group_ids: list[int] | None = None,
+    priority: int | None = None,
+    category: str | None = None,
+) -> list[dict]:
+    """Per day of the range, in the active time zone, the clocks met, breached and closed
+    before due (neither met nor breached), response and resolve, over the tickets whose
+    outcome was finalised that day (the report's population and filters). Every day of
+    [date_from, date_to) has a row, zeros included."""
+    where, params = _filters(
+        date_from=date_from,
+        date_to=date_to,
+        handler_group_ids=handler_group_ids,
+        priority=priority,
+        category=category,
+    )
+    params["zone"] = timezone.get_current_timezone_name()
+    counts = ",\n".join(
+        f"count(*) FILTER (WHERE o.{clock}_result = '{result}') AS {clock}_{name}"
+        for clock in ("response", "resolve")
+        for result, name in (
+            ("met", "met"),
+            ("breached", "breached"),
+            ("closed_before_due", "closed_before_due"),
+        )
+    )
+    sql = f"""
+        SELECT (o.completed_time AT TIME ZONE %(zone)s)::date AS day, {counts}
+        FROM oa_sla_outcome o JOIN oa_ticket_bill t ON t.id = o.ticket_id
+        WHERE {" AND ".join(where)}
+        GROUP BY day
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        columns = [c.name for c in cursor.description]
+        found = {row[0]: dict(zip(columns, row, strict=True)) for row in cursor.fetchall()}
+    first = timezone.localdate(date_from)
+    last = timezone.localdate(date_to - timedelta(microseconds=1))
+    days: list[date] = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    return [
+        {"day": day, **{name: found.get(day, {}).get(name, 0) for name in DAILY_SERIES}}
+        for day in days
+    ]
+
+
+def _filters(
+    *,
+    date_from: datetime,
+    date_to: datetime,
+    handler_group_ids: list[int] | None,
+    priority: int | None,
+    category: str | None,
+) -> tuple[list[str], dict]:
+    """The report's WHERE clauses over outcomes `o` and tickets `t`, and their parameters."""
+    where = ["o.completed_time >= %(from)s", "o.completed_time < %(to)s"]
+    params: dict = {"from": date_from, "to": date_to}
+    if handler_group_ids is not None:
+        where.append("t.handler_group_id = ANY(%(groups)s)")
+        params["groups"] = handler_group_ids
+    if priority is not None:
+        where.append("t.priority = %(priority)s")
+        params["priority"] = priority
+    if category:
+        where.append("t.category = %(category)s")
+        params["category"] = category
+    return where, params
 
 
 def _rate(part: int, whole: int) -> float | None:

@@ -1,7 +1,7 @@
 """SLA clocks: deadlines at approval, pauses ("waiting on applicant"), final outcomes and
 recomputation. The scanner that warns and times out lives in scanner.py."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -12,9 +12,19 @@ from config.errors import ConflictError
 from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket
 from ticketing.transitions import record
 
+from . import escalation
 from .calendars import business_calendar
 from .deadlines import deadline_with_pauses, hours_to_timedelta, pauses_from_events, running_time
-from .models import Clock, ClockSegment, SegmentKind, SlaOutcome, SlaRule
+from .models import (
+    Clock,
+    ClockResult,
+    ClockSegment,
+    EventState,
+    SegmentKind,
+    SlaEvent,
+    SlaOutcome,
+    SlaRule,
+)
 from .selectors import match_rule
 
 
@@ -56,6 +66,15 @@ def sla_start_clocks(*, ticket: Ticket, now: datetime) -> dict[str, object]:
             if deadline is not None
         ]
     )
+    escalation.sync_events(
+        ticket,
+        rule,
+        response_deadline=response,
+        resolve_deadline=resolve,
+        pauses=[],
+        now=now,
+        fresh=True,
+    )
     return {"sla_rule": rule, "response_deadline": response, "resolve_deadline": resolve}
 
 
@@ -84,6 +103,7 @@ def sla_pause(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
         ClockSegment.objects.create(
             ticket_id=ticket_id, clock=Clock.RESOLVE, kind=SegmentKind.PAUSE, at=now, actor=user
         )
+        escalation.pause_events(ticket_id)
         record(ticket_id=ticket_id, action="sla_pause", actor_id=user.pk if user else None, now=now)
         return Ticket.objects.select_related("handler_group").get(pk=ticket_id)
 
@@ -105,8 +125,18 @@ def sla_resume(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
             pk=ticket_id
         )
         before = ticket.resolve_deadline
-        _, ticket.resolve_deadline = _deadlines(ticket, ticket.sla_rule, _pauses(ticket_id))
+        pauses = _pauses(ticket_id)
+        _, ticket.resolve_deadline = _deadlines(ticket, ticket.sla_rule, pauses)
         ticket.save(update_fields=["resolve_deadline"])
+        escalation.sync_events(
+            ticket,
+            ticket.sla_rule,
+            response_deadline=ticket.response_deadline,
+            resolve_deadline=ticket.resolve_deadline,
+            pauses=pauses,
+            now=now,
+            resumed=True,
+        )
         record(
             ticket_id=ticket_id,
             action="sla_resume",
@@ -123,9 +153,15 @@ def sla_resume(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
 
 
 def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
-    """On completion: the SLA outcome is final. Business minutes to the first response
-    (acceptance) and to resolution (pauses excluded), and met/breached per clock. A ticket
-    completed while waiting on the applicant stops its pause at completion."""
+    """The SLA outcome is final: on completion, or, inside the close's transaction, when the
+    ticket is closed unfinished (no completed_time: closed from pending assign, pending
+    process or processing). Business minutes to the first response (acceptance) and to
+    resolution (pauses excluded); a clock still running at the close runs until the close.
+    Per clock a result: met or breached; for a clock still running at the close, breached if
+    it is past its deadline by then, otherwise closed before due (neither met nor breached);
+    none when the rule has no such clock. A ticket finalised while waiting on the applicant
+    stops its pause then."""
+    unfinished = ticket.completed_time is None
     if ticket.sla_paused:
         Ticket.objects.filter(pk=ticket.pk).update(sla_paused=False, sla_paused_at=None)
         ticket.sla_paused, ticket.sla_paused_at = False, None
@@ -136,39 +172,57 @@ def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
     calendar = business_calendar(rule.calendar if rule else None)
     start = ticket.submitted_time
     responded = ticket.responded_time or ticket.accepted_time
+    response_end = responded or (now if unfinished else None)
     response_ran = (
-        running_time(start=start, end=responded, pauses=[], calendar=calendar)
-        if responded
+        running_time(start=start, end=response_end, pauses=[], calendar=calendar)
+        if response_end
         else None
     )
     resolved = ticket.completed_time or now
     resolve_ran = running_time(
         start=start, end=resolved, pauses=_pauses(ticket.pk), calendar=calendar
     )
-    response_met = None
+    response_result = ClockResult.NONE
     if ticket.response_deadline is not None:
-        response_met = (
-            not ticket.response_timeout
-            and responded is not None
-            and responded <= ticket.response_deadline
-        )
-    resolve_met = None
+        if responded is None and unfinished and not ticket.response_timeout:
+            still_due = now <= ticket.response_deadline
+            response_result = ClockResult.CLOSED_BEFORE_DUE if still_due else ClockResult.BREACHED
+        else:
+            met = (
+                not ticket.response_timeout
+                and responded is not None
+                and responded <= ticket.response_deadline
+            )
+            response_result = ClockResult.MET if met else ClockResult.BREACHED
+    resolve_result = ClockResult.NONE
     resolve_budget = hours_to_timedelta(rule.resolve_hours) if rule else None
     if resolve_budget is not None:
-        # Compared on the clock itself, so a pause still open at completion counts as stopped.
-        resolve_met = not ticket.resolve_timeout and resolve_ran <= resolve_budget
+        # Compared on the clock itself, so a pause still open at the end counts as stopped.
+        within = not ticket.resolve_timeout and resolve_ran <= resolve_budget
+        if not within:
+            resolve_result = ClockResult.BREACHED
+        else:
+            resolve_result = ClockResult.CLOSED_BEFORE_DUE if unfinished else ClockResult.MET
     outcome, _ = SlaOutcome.objects.update_or_create(
         ticket=ticket,
         defaults={
             "rule": rule,
             "response_minutes": _minutes(response_ran) if response_ran is not None else None,
             "resolve_minutes": _minutes(resolve_ran),
-            "response_met": response_met,
-            "resolve_met": resolve_met,
+            "response_met": _met(response_result),
+            "resolve_met": _met(resolve_result),
+            "response_result": response_result,
+            "resolve_result": resolve_result,
+            "closed_before_completion": unfinished,
             "completed_time": resolved,
         },
     )
     return outcome
+
+
+def _met(result: str) -> bool | None:
+    """The result as the met boolean: null when the clock was neither met nor breached."""
+    return {ClockResult.MET: True, ClockResult.BREACHED: False}.get(result)
 
 
 def _minutes(duration: timedelta) -> Decimal:
@@ -180,53 +234,105 @@ class RecomputeResult:
     examined: int = 0
     moved: int = 0
     newly_breached: int = 0
+    events_changed: int = 0
+    changes: list[dict] = field(default_factory=list)
 
 
-def sla_recompute(*, dry_run: bool = False, now: datetime | None = None) -> RecomputeResult:
-    """After a rule or calendar change: re-match the rule of every open approved ticket and
-    recompute its deadlines from the segment log. A dry run counts how many tickets would
-    move and how many would newly breach, writing nothing."""
+def sla_recompute(
+    *, dry_run: bool = False, rule_id: int | None = None, now: datetime | None = None
+) -> RecomputeResult:
+    """After a rule, ladder or calendar change: re-match the rule of every open approved
+    ticket, recompute its deadlines from the segment log and re-time its pending escalation
+    levels. With `rule_id`, only tickets on that rule now or after re-matching. A dry run
+    reports what would change (per ticket, in `changes`), writing nothing."""
     now = now or timezone.now()
     result = RecomputeResult()
     with transaction.atomic():
-        tickets = (
+        tickets = list(
             Ticket.objects.filter(
                 process_status=ProcessStatus.APPROVED, ticket_status__in=OPEN_STATUSES
             )
             .select_for_update(of=("self",))
             .order_by("id")
         )
-        tickets = list(tickets)
+        ids = [t.pk for t in tickets]
         pauses_by_ticket: dict[int, list] = {}
         for ticket_id, kind, at in ClockSegment.objects.filter(
-            clock=Clock.RESOLVE, ticket_id__in=[t.pk for t in tickets]
+            clock=Clock.RESOLVE, ticket_id__in=ids
         ).values_list("ticket_id", "kind", "at"):
             pauses_by_ticket.setdefault(ticket_id, []).append((kind, at))
+        pending: dict[int, dict] = {}
+        for ticket_id, clock, level, due, level_id in SlaEvent.objects.filter(
+            ticket_id__in=ids, state=EventState.PENDING
+        ).values_list("ticket_id", "clock", "level", "due_at", "escalation_level_id"):
+            pending.setdefault(ticket_id, {})[(clock, level)] = (due, level_id)
+        fired: dict[int, set] = {}
+        for ticket_id, clock, level in (
+            SlaEvent.objects.filter(ticket_id__in=ids)
+            .exclude(state=EventState.PENDING)
+            .values_list("ticket_id", "clock", "level")
+        ):
+            fired.setdefault(ticket_id, set()).add((clock, level))
         rules: dict[tuple[int, str], SlaRule | None] = {}
         for ticket in tickets:
-            result.examined += 1
             key = (ticket.priority, ticket.category)
             if key not in rules:
                 rules[key] = match_rule(priority=ticket.priority, category=ticket.category)
             rule = rules[key]
+            if rule_id is not None and rule_id not in (ticket.sla_rule_id, rule and rule.pk):
+                continue
+            result.examined += 1
             pauses = pauses_from_events(pauses_by_ticket.get(ticket.pk, []))
             response, resolve = _deadlines(ticket, rule, pauses)
             if ticket.sla_paused:
                 resolve = ticket.resolve_deadline if resolve is None else resolve
-            changed = (response, resolve, rule.pk if rule else None) != (
+            moved = (response, resolve, rule.pk if rule else None) != (
                 ticket.response_deadline,
                 ticket.resolve_deadline,
                 ticket.sla_rule_id,
             )
-            if not changed:
+            planned = escalation.planned_events(
+                ticket,
+                rule,
+                response_deadline=response,
+                resolve_deadline=None if ticket.sla_paused else resolve,
+                pauses=pauses,
+            )
+            done = fired.get(ticket.pk, set())
+            planned = {k: v for k, v in planned.items() if k not in done}
+            events_changed = planned != pending.get(ticket.pk, {})
+            if not (moved or events_changed):
                 continue
-            result.moved += 1
-            if _newly_breached(ticket, response, resolve, now):
-                result.newly_breached += 1
+            result.moved += moved
+            result.events_changed += events_changed
+            breached = _newly_breached(ticket, response, resolve, now)
+            result.newly_breached += breached
+            result.changes.append(
+                {
+                    "ticket_id": ticket.pk,
+                    "bill_code": ticket.bill_code,
+                    "rule_id": {"from": ticket.sla_rule_id, "to": rule.pk if rule else None},
+                    "response_deadline": {"from": ticket.response_deadline, "to": response},
+                    "resolve_deadline": {"from": ticket.resolve_deadline, "to": resolve},
+                    "newly_breached": breached,
+                    "levels": [
+                        {"clock": clock, "level": level, "due_at": due}
+                        for (clock, level), (due, _id) in sorted(planned.items())
+                    ],
+                }
+            )
             if not dry_run:
                 ticket.sla_rule = rule
                 ticket.response_deadline, ticket.resolve_deadline = response, resolve
                 ticket.save(update_fields=["sla_rule", "response_deadline", "resolve_deadline"])
+                escalation.sync_events(
+                    ticket,
+                    rule,
+                    response_deadline=response,
+                    resolve_deadline=None if ticket.sla_paused else resolve,
+                    pauses=pauses,
+                    now=now,
+                )
         if dry_run:
             transaction.set_rollback(True)
     return result

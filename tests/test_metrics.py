@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from notifications.models import DeliveryStatus, Notification, OutboxDelivery
 from routing.models import AgentPresence, PresenceState
+from sla.models import SlaEvent
 from tests.factories import HandlerGroupFactory, TicketFactory, UserFactory
 from ticketing.models import ProcessStatus, TicketStatus
 
@@ -118,50 +119,34 @@ def test_outbox_backlog_counts_what_is_not_yet_sent_or_given_up(client):
 
 
 @pytest.mark.django_db
-def test_sla_events_due_in_the_next_15_minutes_follow_the_scanners_conditions(client):
+def test_sla_deadlines_and_levels_due_in_the_next_15_minutes(client):
+    """From the scan's own conditions: deadlines not yet marked, levels pending on a running
+    clock."""
     group = HandlerGroupFactory()
     now = timezone.now()
     far = now + timedelta(days=2)
-    _waiting(
-        group,
-        queued_minutes_ago=0,
-        response_deadline=now + timedelta(minutes=10),
-        resolve_deadline=far,
-    )  # response: timeout in 10 min; warned already? no → warn due
-    _waiting(
-        group,
-        queued_minutes_ago=0,
-        response_deadline=now + timedelta(minutes=40),
-        resolve_deadline=far,
-    )  # warning (30 min before) due in 10 min; timeout later
-    _waiting(
-        group,
-        queued_minutes_ago=0,
-        response_deadline=now + timedelta(minutes=50),
-        resolve_deadline=far,
-    )  # warning due in 20 min: not counted
-    _waiting(
-        group,
-        queued_minutes_ago=0,
-        response_deadline=now - timedelta(minutes=1),
-        resolve_deadline=far,
-        response_timeout=True,
-    )  # fired already: not counted
-    _waiting(
-        group,
-        queued_minutes_ago=0,
-        response_deadline=far,
-        response_warned=True,
-        resolve_deadline=now + timedelta(minutes=5),
-        resolve_warned=True,
-    )
-    _waiting(
-        group,
-        queued_minutes_ago=0,
-        response_deadline=far,  # paused: its clock stands
-        resolve_deadline=now + timedelta(minutes=5),
-        sla_paused=True,
-    )
+
+    def ticket(**fields):
+        return _waiting(
+            group,
+            queued_minutes_ago=0,
+            **{"response_deadline": far, "resolve_deadline": far, **fields},
+        )
+
+    ticket(response_deadline=now + timedelta(minutes=10))  # response deadline due
+    ticket(response_deadline=now - timedelta(minutes=1), response_timeout=True)  # marked
+    ticket(resolve_deadline=now + timedelta(minutes=5))  # resolve deadline due
+    ticket(resolve_deadline=now + timedelta(minutes=5), sla_paused=True)  # clock stands
+    running = ticket()
+    answered = ticket(responded_time=now)
+    for clock, level, due, on, state in [
+        ("response", 1, now + timedelta(minutes=10), running, "pending"),  # counted
+        ("response", 2, now + timedelta(minutes=20), running, "pending"),  # too far
+        ("resolve", 1, now - timedelta(seconds=1), running, "pending"),  # due: next tick
+        ("resolve", 2, now + timedelta(minutes=1), running, "fired"),  # history
+        ("response", 1, now + timedelta(minutes=1), answered, "pending"),  # clock stopped
+    ]:
+        SlaEvent.objects.create(ticket=on, clock=clock, level=level, due_at=due, state=state)
 
     figures = scrape(client)
 
@@ -169,9 +154,9 @@ def test_sla_events_due_in_the_next_15_minutes_follow_the_scanners_conditions(cl
         return figures[("sla_events_due_15m", (("clock", clock), ("event", event)))]
 
     assert due("response", "timeout") == 1
-    assert due("response", "warn") == 2
     assert due("resolve", "timeout") == 1
-    assert due("resolve", "warn") == 0
+    assert due("response", "level") == 1
+    assert due("resolve", "level") == 1
 
 
 @pytest.mark.django_db

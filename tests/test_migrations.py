@@ -106,3 +106,76 @@ def test_a_database_from_before_the_routing_app_migrates_forward_with_its_data()
             "SELECT to_regclass('oa_agent_presence'), to_regclass('oa_assignment_event')"
         )
         assert cursor.fetchone() == ("oa_agent_presence", "oa_assignment_event")
+
+
+SLA_BEFORE = [
+    ("sla", "0003_outcome_results"),
+    ("handler_groups", "0007_offer_timeout_at_most_a_day"),
+]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rules_get_the_default_ladder_and_open_tickets_their_events_from_the_flags():
+    """Before ladders: one warning and one timeout per clock, remembered as flags on the
+    ticket. After: every rule has the default ladder, and every open ticket one event per
+    level — fired where its flag says it fired, void where the clock stopped or the warning
+    was missed, pending (re-timed) otherwise."""
+    from datetime import timedelta
+
+    old = _migrate(SLA_BEFORE)
+    now = timezone.now()
+    User = old.get_model("auth", "User")
+    Rule = old.get_model("sla", "SlaRule")
+    # Ticketing is at its latest schema here; only the SLA tables are older.
+    from ticketing.models import Ticket
+
+    customer = User.objects.create(username="customer", password="!")
+    rule = Rule.objects.create(
+        name="high", priority=3, response_hours=1, resolve_hours=4, warn_before_minutes=20
+    )
+    deadline = {
+        "response_deadline": now + timedelta(hours=1),
+        "resolve_deadline": now + timedelta(hours=4),
+    }
+
+    def ticket(code, **fields):
+        values = {
+            "bill_code": code, "title": "t", "content": "c", "priority": 3,
+            "creator_id": customer.pk, "process_status": 2, "ticket_status": 3,
+            "submitted_time": now, "sla_rule_id": rule.pk, **deadline, **fields,
+        }  # fmt: skip
+        return Ticket.objects.create(**values)
+
+    fresh = ticket("TK1", ticket_status=1)
+    warned = ticket("TK2", ticket_status=1, response_warned=True)
+    answered = ticket("TK3", responded_time=now, resolve_warned=True, resolve_timeout=True)
+    missed = ticket("TK4", ticket_status=1, response_timeout=True)
+    paused = ticket("TK5", responded_time=now, sla_paused=True)
+    done = ticket("TK6", ticket_status=4, responded_time=now)
+
+    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+    from sla.models import EscalationLevel, SlaEvent
+
+    assert [
+        (lv.position, lv.clock, lv.trigger, int(lv.value))
+        for lv in EscalationLevel.objects.filter(rule_id=rule.pk)
+    ] == [
+        (1, "response", "minutes_before", 20),
+        (2, "response", "minutes_after", 0),
+        (3, "resolve", "minutes_before", 20),
+        (4, "resolve", "minutes_after", 0),
+    ]
+
+    def states(t):
+        return dict(SlaEvent.objects.filter(ticket_id=t.pk).values_list("level", "state"))
+
+    assert states(fresh) == {1: "pending", 2: "pending", 3: "pending", 4: "pending"}
+    assert states(warned) == {1: "fired", 2: "pending", 3: "pending", 4: "pending"}
+    assert states(answered) == {1: "void", 2: "void", 3: "fired", 4: "fired"}
+    assert states(missed) == {1: "void", 2: "fired", 3: "pending", 4: "pending"}
+    assert states(paused)[3] == "pending"
+    assert SlaEvent.objects.get(ticket_id=paused.pk, level=3).due_at is None  # paused
+    assert states(done) == {}  # a finished ticket has nothing left to fire
+    due = SlaEvent.objects.get(ticket_id=fresh.pk, level=1).due_at
+    assert due == deadline["response_deadline"] - timedelta(minutes=20)

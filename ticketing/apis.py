@@ -32,7 +32,10 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
     def get_queryset(self) -> QuerySet[Ticket]:
         return (
-            access.visible_tickets(self.request.user).select_related("sla_outcome").order_by("-id")
+            access.visible_tickets(self.request.user)
+            .select_related("sla_outcome")
+            .prefetch_related("sla_events")
+            .order_by("-id")
         )
 
     def get_serializer_context(self) -> dict:
@@ -253,7 +256,11 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=False, methods=["get"], filterset_fields=None, filter_backends=[])
     def pool(self, request: Request) -> Response:
         query = _valid(PoolQuery, request.query_params)
-        qs = selectors.pool_for(request.user, **query).select_related("sla_outcome")
+        qs = (
+            selectors.pool_for(request.user, **query)
+            .select_related("sla_outcome")
+            .prefetch_related("sla_events")
+        )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(
             TicketOutput(page, many=True, context=self.get_serializer_context()).data

@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class TicketingConfig(AppConfig):
     name = "ticketing"
     verbose_name = "Ticketing"
+
+    def ready(self) -> None:
+        # An escalation level may move a ticket to another group: the SLA (a lower layer)
+        # calls back into the ticket workflow for it.
+        from sla.escalation import set_reassigner
+
+        from .services import ticket_escalate_to_group
+
+        set_reassigner(ticket_escalate_to_group)

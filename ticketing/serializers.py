@@ -25,6 +25,18 @@ class SlaOutcomeOutput(serializers.Serializer):
     completed_time = serializers.DateTimeField()
 
 
+class SlaEventOutput(serializers.Serializer):
+    """One level of the ticket's escalation ladder on one clock."""
+
+    clock = serializers.CharField()
+    level = serializers.IntegerField()
+    due_at = serializers.DateTimeField(
+        allow_null=True, help_text="Null while the clock is paused with this level ahead."
+    )
+    fired_at = serializers.DateTimeField(allow_null=True, help_text="Null until it fires.")
+    state = serializers.ChoiceField(choices=["pending", "fired", "void", "skipped"])
+
+
 class TicketOutput(serializers.ModelSerializer):
     priority_label = serializers.CharField(source="get_priority_display", read_only=True)
     process_status_label = serializers.CharField(
@@ -48,6 +60,10 @@ class TicketOutput(serializers.ModelSerializer):
         help_text="Replies on the ticket; for viewers outside the team, public replies only.",
     )
     sla_outcome = serializers.SerializerMethodField()
+    sla_events = serializers.SerializerMethodField(
+        help_text="Each level of the ticket's escalation ladder (team only; null for "
+        "applicants and approvers), re-timed when its deadlines move."
+    )
 
     class Meta:
         model = Ticket
@@ -84,6 +100,7 @@ class TicketOutput(serializers.ModelSerializer):
             "sla_paused_at",
             "responded_time",
             "sla_outcome",
+            "sla_events",
         ]
         read_only_fields = fields
 
@@ -101,7 +118,13 @@ class TicketOutput(serializers.ModelSerializer):
             data["reply_count"] = ticket.public_reply_count
             data["handler_id"] = None
             data["sla_rule_id"] = None
+        else:
+            data["sla_events"] = SlaEventOutput(ticket.sla_events.all(), many=True).data
         return data
+
+    @extend_schema_field(SlaEventOutput(many=True, allow_null=True))
+    def get_sla_events(self, ticket: Ticket) -> None:
+        return None  # filled in by to_representation for the team only
 
     @extend_schema_field(SlaOutcomeOutput(allow_null=True))
     def get_sla_outcome(self, ticket: Ticket) -> dict | None:

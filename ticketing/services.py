@@ -220,15 +220,21 @@ def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> 
 
 
 def ticket_close(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
+    """Close the ticket. A completed ticket's SLA outcome was written at completion and stays
+    as it is; a ticket closed unfinished (pending assign, pending process, processing) has
+    its clocks finalised at the close, in the same transaction."""
     now = now or timezone.now()
     with transaction.atomic():
-        return apply_transition(
+        ticket = apply_transition(
             ticket_id=ticket_id,
             transition=lifecycle.CLOSE,
             actor_id=user.pk,
             now=now,
             values={"closed_time": now},
         )
+        if ticket.completed_time is None:
+            sla_finalize(ticket=ticket, now=now)
+        return ticket
 
 
 def ticket_transfer(
@@ -297,6 +303,38 @@ def ticket_transfer(
             detail=detail,
         )
         return route(ticket=ticket, group=target_group, actor_id=user.pk, now=now)
+
+
+def ticket_escalate_to_group(*, ticket_id: int, group_id: int, level: int, now: datetime) -> Ticket:
+    """An escalation level moves the ticket to another group (registered with the SLA's
+    escalation at start-up): back to a pool, the new group's strategy routes it. The caller
+    has just checked that the clock is still unanswered, in the same transaction."""
+    with transaction.atomic():
+        current = (
+            Ticket.objects.filter(pk=ticket_id).values_list("handler_group_id", flat=True).first()
+        )
+        group_ids = sorted({g for g in (current, group_id) if g})
+        groups = {
+            g.pk: g for g in HandlerGroup.objects.select_for_update().filter(pk__in=group_ids)
+        }
+        target = groups.get(group_id)
+        if target is None or not target.is_enabled:
+            raise InvalidArgument("reassign_group_id", "The group is missing or disabled.")
+        ticket = apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.TRANSFER_TO_GROUP,
+            actor_id=None,
+            now=now,
+            values={
+                "handler_id": None,
+                "handler_group_id": group_id,
+                "assigned_time": None,
+                "accepted_time": None,
+                "queued_time": now,
+            },
+            detail={"from_group_id": current, "to_group_id": group_id, "sla_level": level},
+        )
+        return route(ticket=ticket, group=target, actor_id=None, now=now)
 
 
 def _check_transfer_target(handler_id: int, group: HandlerGroup | None) -> None:

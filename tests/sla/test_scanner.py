@@ -158,21 +158,26 @@ def test_management_command_reads_a_naive_now_in_the_server_timezone(approved, r
 
 
 def test_a_scan_that_dies_before_commit_loses_and_duplicates_nothing(approved, rule, monkeypatch):
-    from sla import scanner
+    from sla import escalation
+    from sla.models import SlaEvent
 
     ticket = approved()
 
     def crash(*args, **kwargs):
         raise RuntimeError("worker killed between claim and notify")
 
-    monkeypatch.setattr(scanner, "send_batch", crash)
+    monkeypatch.setattr(escalation, "send_batch", crash)
     with pytest.raises(RuntimeError):
         sla_scan(now=RESPONSE_DUE)
-    ticket.refresh_from_db()
-    assert not ticket.response_timeout  # the claim rolled back with the failed notify
+    # The level's claim rolled back with the failed notify: still pending, nobody told.
+    level = SlaEvent.objects.get(ticket=ticket, clock="response", level=2)
+    assert level.state == "pending" and level.fired_at is None
+    assert inbox(ticket) == []
     monkeypatch.undo()
-    assert sla_scan(now=RESPONSE_DUE).counts["response_timeout"] == 1
-    assert sla_scan(now=RESPONSE_DUE).counts["response_timeout"] == 0
+    assert sla_scan(now=RESPONSE_DUE).counts["response_escalation"] == 1
+    assert sla_scan(now=RESPONSE_DUE).counts["response_escalation"] == 0
+    ticket.refresh_from_db()
+    assert ticket.response_timeout
     assert len([n for n in inbox(ticket) if n[1] == "ticket-sla-timeout"]) == 2
 
 
@@ -181,6 +186,9 @@ def test_the_beat_schedule_is_installed():
 
     task = PeriodicTask.objects.get(task="sla.scan")
     assert task.enabled and task.interval.every == 1 and task.interval.period == "minutes"
+    tick = PeriodicTask.objects.get(task="sla.tick")
+    assert tick.enabled and tick.interval.every == 1 and tick.interval.period == "seconds"
+    assert tick.expire_seconds == 2  # a late tick is dropped, never queued up
 
 
 def _test_database_url(test_database: str) -> str:
