@@ -14,6 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from notifications import selectors as inbox_selectors
+from sla.reports import may_read_reports
 from ticketing import access, selectors
 from ticketing.models import Ticket
 
@@ -26,10 +27,12 @@ def render_console(
     request: HttpRequest, template: str, context: dict | None = None, *, status: int = 200
 ) -> HttpResponse:
     """Render a console page: the header shows the user's unread count, which the page then
-    refreshes by polling GET /api/notifications/unread-count/ every CONSOLE_BADGE_POLL_MS."""
+    refreshes by polling GET /api/notifications/unread-count/ every CONSOLE_BADGE_POLL_MS,
+    and the SLA page's link to those who may read it (staff and group leaders)."""
     context = dict(context or {})
     if request.user.is_authenticated:
         context["unread_count"] = inbox_selectors.unread_count(request.user)
+        context["sees_sla_report"] = may_read_reports(request.user)
     context["badge_poll_ms"] = getattr(settings, "CONSOLE_BADGE_POLL_MS", DEFAULT_BADGE_POLL_MS)
     return render(request, template, context, status=status)
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import applicant, approvals, pool, ticket
+from .views import applicant, approvals, pool, sla, ticket
 
 app_name = "console"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("my-tickets/", applicant.my_tickets, name="my-tickets"),
     path("approvals/", approvals.approvals, name="approvals"),
     path("submit/", applicant.submit, name="submit"),
+    path("sla/", sla.sla_compliance, name="sla"),
     path("tickets/<int:ticket_id>/", ticket.ticket_detail, name="ticket"),
     path("tickets/<int:ticket_id>/accept/", ticket.ticket_accept, name="ticket-accept"),
     path("tickets/<int:ticket_id>/reply/", ticket.ticket_reply, name="ticket-reply"),

@@ -1,7 +1,9 @@
 """SLA: rules (matched by priority and category), business calendars, the pure business-time
 clock (clock.py) and deadlines (deadlines.py), starting, pausing, resuming and finalising a
 ticket's clocks (services.py), the scanner that warns and marks timeouts exactly once
-(scanner.py; audit rows through ticketing.transitions.record) and the report.
+(scanner.py; audit rows through ticketing.transitions.record), the report (reports.py: per
+group, per day, and who may read it; renderers.py: as CSV) and the ticket's clocks drawn as
+an SVG timeline (timeline.py, pure).
 
 May import: ticketing's core (models, lifecycle, transitions), handler_groups, notifications,
 config. Imported by: routing, ticketing's flows, console."""

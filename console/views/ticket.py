@@ -25,7 +25,8 @@ from console.pages import (
 )
 from sla import services as sla_services
 from sla.models import SlaOutcome
-from sla.selectors import sla_badge
+from sla.selectors import sla_badge, sla_timeline
+from sla.timeline import timeline_svg
 from ticketing import access, selectors, services
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketStatus
 
@@ -68,10 +69,16 @@ def render_ticket(
     insider = audience.sees_internals(ticket)
     actions = access.permitted_actions(user, ticket, audience)
     forms = forms or {}
+    now = timezone.now()
+    outcome = SlaOutcome.objects.filter(ticket=ticket).first()
     context = {
         "ticket": ticket,
-        "sla": badge_display(sla_badge(ticket, timezone.now())),
-        "outcome": SlaOutcome.objects.filter(ticket=ticket).first(),
+        "sla": badge_display(sla_badge(ticket, now)),
+        "outcome": outcome,
+        # Escalation levels and their firing are internals: the team's view only (access.py).
+        "sla_timeline": (
+            timeline_svg(sla_timeline(ticket, outcome=outcome), now=now) if insider else ""
+        ),
         "insider": insider,
         "replies": selectors.replies_for(audience, ticket),
         "records": _record_rows(audience, ticket),
