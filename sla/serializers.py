@@ -12,6 +12,7 @@ from notifications.models import NotifyTemplate
 from . import ladder
 from .models import Calendar, Clock, RuleStatus, SlaRule, Trigger
 from .reports import GROUPINGS
+from .rules import RULE_FIELDS
 
 # "group" is how the report's consumers say handler_group.
 GROUP_BY_ALIASES = {"group": "handler_group"}
@@ -333,19 +334,7 @@ class SlaRuleSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SlaRule
-        fields = [
-            "id",
-            "name",
-            "priority",
-            "category",
-            "response_hours",
-            "resolve_hours",
-            "warn_before_minutes",
-            "sort",
-            "status",
-            "calendar_id",
-            "levels",
-        ]
+        fields = ["id", *RULE_FIELDS, "levels"]
         read_only_fields = ["id"]
         extra_kwargs = {
             "response_hours": {"min_value": 0},

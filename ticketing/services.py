@@ -288,21 +288,27 @@ def ticket_transfer(
             )
             notify.assigned(ticket)
             return ticket
-        ticket = apply_transition(
-            ticket_id=ticket_id,
-            transition=lifecycle.TRANSFER_TO_GROUP,
-            actor_id=user.pk,
-            now=now,
-            values={
-                "handler_id": None,
-                "handler_group_id": target_group_id,
-                "assigned_time": None,
-                "accepted_time": None,
-                "queued_time": now,
-            },
-            detail=detail,
-        )
-        return route(ticket=ticket, group=target_group, actor_id=user.pk, now=now)
+        return _to_group_pool(ticket_id, target_group, actor_id=user.pk, now=now, detail=detail)
+
+
+def _to_group_pool(ticket_id: int, group, *, actor_id, now: datetime, detail: dict) -> Ticket:
+    """Back to a pool, the group's (locked) strategy routing it: a transfer to a group, or an
+    escalation level's move."""
+    ticket = apply_transition(
+        ticket_id=ticket_id,
+        transition=lifecycle.TRANSFER_TO_GROUP,
+        actor_id=actor_id,
+        now=now,
+        values={
+            "handler_id": None,
+            "handler_group_id": group.pk if group else None,
+            "assigned_time": None,
+            "accepted_time": None,
+            "queued_time": now,
+        },
+        detail=detail,
+    )
+    return route(ticket=ticket, group=group, actor_id=actor_id, now=now)
 
 
 def ticket_escalate_to_group(*, ticket_id: int, group_id: int, level: int, now: datetime) -> Ticket:
@@ -320,21 +326,8 @@ def ticket_escalate_to_group(*, ticket_id: int, group_id: int, level: int, now: 
         target = groups.get(group_id)
         if target is None or not target.is_enabled:
             raise InvalidArgument("reassign_group_id", "The group is missing or disabled.")
-        ticket = apply_transition(
-            ticket_id=ticket_id,
-            transition=lifecycle.TRANSFER_TO_GROUP,
-            actor_id=None,
-            now=now,
-            values={
-                "handler_id": None,
-                "handler_group_id": group_id,
-                "assigned_time": None,
-                "accepted_time": None,
-                "queued_time": now,
-            },
-            detail={"from_group_id": current, "to_group_id": group_id, "sla_level": level},
-        )
-        return route(ticket=ticket, group=target, actor_id=None, now=now)
+        detail = {"from_group_id": current, "to_group_id": group_id, "sla_level": level}
+        return _to_group_pool(ticket_id, target, actor_id=None, now=now, detail=detail)
 
 
 def _check_transfer_target(handler_id: int, group: HandlerGroup | None) -> None:
