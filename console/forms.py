@@ -1,9 +1,12 @@
 """Console forms: they validate the shape of what a page sends; services decide the rest."""
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.validators import RegexValidator
+from django.utils.translation import gettext_lazy as _
 
+from accounts.models import time_zone_names
 from handler_groups.models import GroupStatus, HandlerGroup
 from handler_groups.selectors import group_ids_for_user
 from ticketing.models import Priority, ReplyType, TicketStatus
@@ -128,6 +131,15 @@ class RejectForm(forms.Form):
     reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
 
 
+class DeclineForm(forms.Form):
+    reason = forms.CharField(
+        label="Reason (optional)",
+        max_length=500,
+        required=False,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. not my area"}),
+    )
+
+
 class TransferForm(forms.Form):
     handler_id = forms.TypedChoiceField(
         label="To handler", coerce=int, empty_value=None, required=False
@@ -161,3 +173,15 @@ class TransferForm(forms.Form):
             "handler_id": self.cleaned_data.get("handler_id"),
             "handler_group_id": self.cleaned_data.get("handler_group_id"),
         }
+
+
+class ProfileForm(forms.Form):
+    """A person's time zone and language."""
+
+    time_zone = forms.ChoiceField(label=_("Time zone"))
+    language = forms.ChoiceField(label=_("Language"), required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["time_zone"].choices = [(name, name) for name in time_zone_names()]
+        self.fields["language"].choices = [("", _("As the browser asks")), *settings.LANGUAGES]

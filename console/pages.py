@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from accounts.timezones import chosen_time_zone
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from notifications import selectors as inbox_selectors
 from sla.reports import may_read_reports
@@ -32,6 +33,8 @@ def render_console(
     context = dict(context or {})
     if request.user.is_authenticated:
         context["unread_count"] = inbox_selectors.unread_count(request.user)
+        # No zone chosen yet: the page asks the browser for its own once (timezone.js).
+        context["detect_time_zone"] = chosen_time_zone(request) == ""
         context["sees_sla_report"] = may_read_reports(request.user)
     context["badge_poll_ms"] = getattr(settings, "CONSOLE_BADGE_POLL_MS", DEFAULT_BADGE_POLL_MS)
     return render(request, template, context, status=status)

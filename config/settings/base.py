@@ -50,6 +50,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Each person's time zone on every page (accounts/timezones.py).
+    "accounts.timezones.TimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes requires: turns a locked-out login into the lock-out response.
@@ -134,6 +136,8 @@ REST_KNOX = {
 }
 
 LANGUAGE_CODE = "en-us"
+# What a person may choose in their profile (issue 14 ships the zh-hans catalogue).
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 TIME_ZONE = env("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True

@@ -1,0 +1,53 @@
+"""The person's own settings: time zone (every page shows times in it) and language."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.models import Profile
+from accounts.timezones import set_time_zone
+from console.forms import ProfileForm
+from console.pages import render_console
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile(request: HttpRequest) -> HttpResponse:
+    current = Profile.objects.filter(user=request.user).first()
+    initial = {
+        "time_zone": (current.time_zone if current else "") or timezone.get_current_timezone_name(),
+        "language": current.language if current else "",
+    }
+    form = ProfileForm(request.POST or None, initial=initial)
+    if request.method == "POST":
+        if form.is_valid():
+            set_time_zone(request.user, form.cleaned_data["time_zone"], request=request)
+            Profile.objects.filter(user=request.user).update(language=form.cleaned_data["language"])
+            messages.success(
+                request,
+                _("Saved. Times are shown in %(zone)s.") % {"zone": form.cleaned_data["time_zone"]},
+            )
+            return redirect("console:profile")
+        return render_console(request, "console/profile.html", {"form": form}, status=400)
+    return render_console(request, "console/profile.html", {"form": form})
+
+
+@login_required
+@require_POST
+def detected_time_zone(request: HttpRequest) -> HttpResponse:
+    """The browser's zone, sent once by static/js/timezone.js while none is chosen: kept only
+    if the person has not chosen one meanwhile."""
+    name = request.POST.get("time_zone", "")
+    try:
+        set_time_zone(request.user, name, request=request, only_if_unset=True)
+    except ValidationError:
+        return JsonResponse(
+            {"code": "invalid_argument", "errors": {"time_zone": [_("Unknown time zone.")]}},
+            status=400,
+        )
+    return HttpResponse(status=204)
