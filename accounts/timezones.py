@@ -1,8 +1,7 @@
 """Each person's time zone on every page: the middleware activates it for the request, so
 templates and forms show times in it (the API keeps ISO-8601 with offsets, whatever the zone).
 
-The zone comes from the person's profile, read once per session (kept in the session under
-SESSION_KEY; changing it through `set_time_zone` updates both). Empty means "not chosen yet":
+The zone comes from the person's profile, read once per request. Empty means "not chosen yet":
 the console then asks the browser for its zone once (static/js/timezone.js), else the
 server's TIME_ZONE applies."""
 
@@ -12,21 +11,21 @@ from django.utils import timezone
 
 from .models import Profile, validate_time_zone
 
-SESSION_KEY = "time_zone"
-
 
 def chosen_time_zone(request) -> str | None:
-    """The signed-in person's zone name, "" when not chosen yet, None when anonymous."""
+    """The signed-in person's zone name, "" when not chosen yet, None when anonymous. Read
+    once per request (one primary-key query), so a change applies to the next page."""
     user = getattr(request, "user", None)
-    session = getattr(request, "session", None)
-    if user is None or session is None or not user.is_authenticated:
+    if user is None or not user.is_authenticated:
         return None
-    name = session.get(SESSION_KEY)
-    if name is None:
-        name = Profile.objects.filter(user_id=user.pk).values_list("time_zone", flat=True).first()
-        name = name or ""
-        session[SESSION_KEY] = name
-    return name
+    cached = getattr(request, "_time_zone", None)
+    if cached is None:
+        cached = (
+            Profile.objects.filter(user_id=user.pk).values_list("time_zone", flat=True).first()
+            or ""
+        )
+        request._time_zone = cached
+    return cached
 
 
 def set_time_zone(user, name: str, *, request=None, only_if_unset: bool = False) -> bool:
@@ -39,8 +38,8 @@ def set_time_zone(user, name: str, *, request=None, only_if_unset: bool = False)
     if changed:
         profile.time_zone = name
         profile.save(update_fields=["time_zone"])
-    if request is not None and hasattr(request, "session"):
-        request.session[SESSION_KEY] = profile.time_zone
+    if request is not None:
+        request._time_zone = profile.time_zone
     return changed
 
 
