@@ -11,7 +11,8 @@ from config.metrics import prometheus_metrics
 from config.views import api_not_found
 from handler_groups.apis import HandlerGroupViewSet
 from notifications.apis import NotificationViewSet
-from routing.apis import AssignmentMetricsView, PresenceViewSet
+from routing.apis import AssignmentMetricsView, ErlangCView, PresenceViewSet, StaffingView
+from routing.queue_apis import QueueMetricsView
 from sla.apis import SlaReportView, SlaRuleViewSet
 from ticketing.apis import TicketViewSet
 
@@ -37,6 +38,9 @@ urlpatterns = [
     path("api/queueing/", include("queueing.urls")),
     path("api/sla/report/", SlaReportView.as_view(), name="sla-report"),
     path("api/metrics/assignment/", AssignmentMetricsView.as_view(), name="assignment-metrics"),
+    path("api/metrics/queue/", QueueMetricsView.as_view(), name="queue-metrics"),
+    path("api/staffing/erlang-c/", ErlangCView.as_view(), name="staffing-erlang-c"),
+    path("api/staffing/", StaffingView.as_view(), name="staffing"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", prometheus_metrics, name="prometheus-metrics"),

@@ -14,6 +14,7 @@ urlpatterns = [
     path("profile/time-zone/", profile.detected_time_zone, name="profile-time-zone"),
     path("tickets/<int:ticket_id>/", ticket.ticket_detail, name="ticket"),
     path("tickets/<int:ticket_id>/accept/", ticket.ticket_accept, name="ticket-accept"),
+    path("tickets/<int:ticket_id>/decline/", ticket.ticket_decline, name="ticket-decline"),
     path("tickets/<int:ticket_id>/reply/", ticket.ticket_reply, name="ticket-reply"),
     path("tickets/<int:ticket_id>/pause/", ticket.ticket_pause, name="ticket-pause"),
     path("tickets/<int:ticket_id>/resume/", ticket.ticket_resume, name="ticket-resume"),

@@ -1,5 +1,5 @@
 from django.conf import settings
-from django.core.validators import MaxValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from .membership import format_member_ids, parse_member_ids
@@ -84,6 +84,12 @@ class HandlerGroup(models.Model):
         null=True,
         blank=True,
         help_text="A ticket that found nobody eligible for this long goes to the overflow group.",
+    )
+    # The queue metrics' service level: the share of arrivals assigned within this.
+    target_answer_seconds = models.PositiveIntegerField(
+        default=60,
+        validators=[MinValueValidator(1)],
+        help_text="Service-level target: an approved ticket should be assigned within this.",
     )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

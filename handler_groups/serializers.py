@@ -45,6 +45,7 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             **{field: {"min_value": 0, "max_value": 10**7} for field in ROUTING_NUMBERS},
             # A delayed task checks each offer; it must fit the broker's visibility timeout.
             "offer_timeout_seconds": {"min_value": 0, "max_value": MAX_OFFER_TIMEOUT_SECONDS},
+            "target_answer_seconds": {"min_value": 1, "max_value": 10**7},
         }
 
     def __init__(self, *args, **kwargs):

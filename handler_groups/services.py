@@ -14,6 +14,7 @@ ROUTING_FIELDS = (
     "offer_timeout_seconds",
     "overflow_group_id",
     "overflow_after_seconds",
+    "target_answer_seconds",
 )
 # Those that are counts or durations: whole numbers, bounded the same way everywhere.
 ROUTING_NUMBERS = tuple(

@@ -9,13 +9,23 @@ from rest_framework.views import APIView
 from config.errors import Forbidden
 from config.openapi import errors
 from handler_groups.models import HandlerGroup
-from handler_groups.selectors import groups_of_member
+from handler_groups.selectors import group_ids_for_user, groups_of_member
 
-from . import presence
+from . import erlang, presence
 from .metrics import assignment_metrics
 from .models import AgentPresence
 from .selectors import presence_rows
-from .serializers import MetricsOutput, MetricsQuery, PresenceOutput, PresenceStateInput
+from .serializers import (
+    ErlangCOutput,
+    ErlangCQuery,
+    MetricsOutput,
+    MetricsQuery,
+    PresenceOutput,
+    PresenceStateInput,
+    StaffingOutput,
+    StaffingQuery,
+)
+from .staffing import staffing
 
 
 class PresenceViewSet(viewsets.ViewSet):
@@ -84,3 +94,67 @@ class AssignmentMetricsView(APIView):
             raise Forbidden("Only staff and the group's leader may read its metrics.")
         day = query.validated_data.get("date") or timezone.localdate()
         return Response(assignment_metrics(group=group, day=day))
+
+
+class ErlangCView(APIView):
+    """Erlang C staffing calculator: the smallest number of agents that answers the given
+    share of arrivals within the target time without exceeding the occupancy cap, that
+    number grossed up for shrinkage, and the service level, occupancy, probability of waiting
+    and average speed of answer at it. Staff and anyone who leads or works in a group."""
+
+    @extend_schema(
+        summary="Calculate required agents with Erlang C",
+        parameters=[ErlangCQuery],
+        responses={200: ErlangCOutput, **errors(400, 401, 403)},
+    )
+    def get(self, request):
+        user = request.user
+        if not user.is_staff and not group_ids_for_user(user):
+            raise Forbidden("Only staff and members or leaders of a handler group may use this.")
+        query = ErlangCQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        result = erlang.staff(
+            arrivals=data["arrivals"],
+            aht_seconds=data["aht_seconds"],
+            interval_minutes=data["interval_minutes"],
+            target_seconds=data["target_seconds"],
+            service_level_target=data["service_level"],
+            shrinkage=data["shrinkage"],
+            max_occupancy=data["max_occupancy"],
+        )
+        return Response(
+            ErlangCOutput(
+                {
+                    "raw_agents": result.raw_agents,
+                    "agents": result.agents,
+                    "service_level": round(result.service_level, 6),
+                    "occupancy": round(result.occupancy, 6),
+                    "probability_of_waiting": round(result.probability_of_waiting, 6),
+                    "asa_seconds": round(result.asa_seconds, 3),
+                }
+            ).data
+        )
+
+
+class StaffingView(APIView):
+    """Required against available agents per local hour of one day for a group: forecast
+    arrivals (the same weekday over the previous 4 weeks), measured handle time, Erlang C's
+    required agents at the group's targets, average agents available (presence history) and
+    the gap. Staff and the group's leader."""
+
+    @extend_schema(
+        summary="Get a group's required and available agents per hour",
+        parameters=[StaffingQuery],
+        responses={200: StaffingOutput, **errors(400, 401, 403, 404)},
+    )
+    def get(self, request):
+        query = StaffingQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        group = HandlerGroup.objects.filter(pk=query.validated_data["group"]).first()
+        if group is None:
+            raise NotFound("No handler group with this id.")
+        if not request.user.is_staff and group.leader_id != request.user.pk:
+            raise Forbidden("Only staff and the group's leader may read its staffing.")
+        day = query.validated_data.get("date") or timezone.localdate()
+        return Response(StaffingOutput(staffing(group=group, day=day)).data)

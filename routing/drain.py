@@ -15,7 +15,8 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from handler_groups.models import GroupStatus, HandlerGroup
-from ticketing.models import ProcessStatus, Ticket, TicketStatus
+from ticketing import lifecycle
+from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
 
 from .models import AssignmentEvent
 from .route import route
@@ -66,19 +67,27 @@ def waiting_tickets(group_id: int):
     )
 
 
+def _turned_down(**tickets):
+    """(ticket_id, user_id) of everyone who missed a ticket (an offer reclaimed from them: a
+    MISSED event) or declined it (its "decline" audit record, actor = the agent), one UNION."""
+    missed = AssignmentEvent.objects.filter(
+        kind=AssignmentEvent.Kind.MISSED, user__isnull=False, **tickets
+    ).values_list("ticket_id", "user_id")
+    declined = TicketRecord.objects.filter(
+        action=lifecycle.DECLINE.name, actor__isnull=False, **tickets
+    ).values_list("ticket_id", "actor_id")
+    return missed.union(declined)
+
+
 def missed_by(ticket_id: int) -> frozenset[int]:
-    return frozenset(
-        AssignmentEvent.objects.filter(
-            ticket_id=ticket_id, kind=AssignmentEvent.Kind.MISSED
-        ).values_list("user_id", flat=True)
-    )
+    """Who is never routed this ticket again: everyone who missed or declined it."""
+    return frozenset(user_id for _, user_id in _turned_down(ticket_id=ticket_id))
 
 
 def missed_by_many(ticket_ids: list[int]) -> dict[int, frozenset[int]]:
+    """`missed_by` for many tickets in one query."""
     missed: dict[int, set[int]] = {}
-    for ticket_id, user_id in AssignmentEvent.objects.filter(
-        ticket_id__in=ticket_ids, kind=AssignmentEvent.Kind.MISSED
-    ).values_list("ticket_id", "user_id"):
+    for ticket_id, user_id in _turned_down(ticket_id__in=ticket_ids):
         missed.setdefault(ticket_id, set()).add(user_id)
     return {ticket_id: frozenset(users) for ticket_id, users in missed.items()}
 

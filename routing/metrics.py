@@ -1,4 +1,5 @@
-"""Assignment metrics per group and day, from AssignmentEvent rows."""
+"""Assignment metrics per group and day, from AssignmentEvent rows; declines from the tickets'
+"decline" audit records (a decline is that record: see offers.decline_offer)."""
 
 import statistics
 from datetime import date, datetime, time, timedelta
@@ -7,6 +8,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
+from ticketing import lifecycle
+from ticketing.models import TicketRecord
 
 from .models import AssignmentEvent
 
@@ -35,6 +38,18 @@ def assignment_metrics(*, group: HandlerGroup, day: date) -> dict:
             missed=Count("pk", filter=Q(kind=AssignmentEvent.Kind.MISSED)),
         )
     }
+    declined = dict(
+        TicketRecord.objects.filter(
+            action=lifecycle.DECLINE.name,
+            detail__group_id=group.pk,
+            actor__isnull=False,
+            created__gte=start,
+            created__lt=start + timedelta(days=1),
+        )
+        .values("actor_id")
+        .annotate(n=Count("pk"))
+        .values_list("actor_id", "n")
+    )
     from django.contrib.auth import get_user_model
 
     names = dict(
@@ -49,6 +64,7 @@ def assignment_metrics(*, group: HandlerGroup, day: date) -> dict:
                 "username": names.get(member_id),
                 "assigned": row["assigned"] if row else 0,
                 "missed": row["missed"] if row else 0,
+                "declined": declined.pop(member_id, 0),
             }
         )
     for row in per_agent.values():  # former members who got tickets that day
@@ -58,8 +74,21 @@ def assignment_metrics(*, group: HandlerGroup, day: date) -> dict:
                 "username": row["user__username"],
                 "assigned": row["assigned"],
                 "missed": row["missed"],
+                "declined": declined.pop(row["user_id"], 0),
             }
         )
+    if declined:  # former members who only declined that day
+        former = get_user_model().objects.filter(pk__in=declined).values_list("pk", "username")
+        for user_id, username in former.order_by("pk"):
+            agents.append(
+                {
+                    "user_id": user_id,
+                    "username": username,
+                    "assigned": 0,
+                    "missed": 0,
+                    "declined": declined[user_id],
+                }
+            )
     counts = [a["assigned"] for a in agents]
     latencies = list(
         events.filter(kind=AssignmentEvent.Kind.ASSIGNED, pick_ms__isnull=False).values_list(
@@ -72,6 +101,7 @@ def assignment_metrics(*, group: HandlerGroup, day: date) -> dict:
         "agents": agents,
         "assigned": sum(counts),
         "missed": sum(a["missed"] for a in agents),
+        "declined": sum(a["declined"] for a in agents),
         "overflowed": events.filter(kind=AssignmentEvent.Kind.OVERFLOWED).count(),
         "reclaimed_then_assigned": events.filter(
             kind=AssignmentEvent.Kind.ASSIGNED, reclaimed=True

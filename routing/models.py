@@ -86,3 +86,35 @@ class AssignmentEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.ticket_id} → {self.user_id}"
+
+
+class PresenceSpan(models.Model):
+    """Presence history: one row per stretch of time an agent spent in one state, written
+    with every state change (routing/presence.py closes the open span and opens the next in
+    one statement). `ended` is null for the current state. Staffing reads who was available
+    in past hours from here; AgentPresence only knows the present."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="presence_spans"
+    )
+    state = models.CharField(max_length=10, choices=PresenceState.choices)
+    started = models.DateTimeField()
+    ended = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "oa_presence_span"
+        constraints = [
+            # At most one open span per agent; also the index that finds it to close it.
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=models.Q(ended__isnull=True),
+                name="presence_span_one_open",
+            )
+        ]
+        indexes = [
+            # Staffing: a group's members' spans overlapping a day.
+            models.Index(fields=["user", "state", "started"], name="presence_span_user_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.state} {self.started}–{self.ended or ''}"

@@ -1,7 +1,8 @@
 """Offers: an auto-assigned ticket its handler has not accepted yet. Answered → the agent is
 routable again and the group drains; not answered in the group's offer_timeout_seconds (a
 delayed task re-validates, the sweep backs it up) or not deliverable → reclaimed, counted as
-a miss, and routed again excluding whoever missed it."""
+a miss, and routed again excluding whoever missed it; declined by the agent → counted as a
+decline (not a miss) and routed again excluding whoever missed or declined it."""
 
 from datetime import datetime, timedelta
 
@@ -85,6 +86,41 @@ def reclaim_offer(
             )
             route(ticket=ticket, group=group, actor_id=None, now=now, exclude=missed_by(ticket_id))
     return True
+
+
+def decline_offer(*, ticket_id: int, handler_id: int, reason: str, now: datetime) -> Ticket:
+    """The agent turns down the ticket offered or auto-assigned to them, before accepting it:
+    only if it is still theirs and unaccepted (compare-and-set; otherwise IllegalTransition,
+    nothing changed). The transition's audit record ("decline", actor = the agent, with the
+    reason and the group) is the decline: the metrics count it per agent apart from misses,
+    and `missed_by` keeps the agent away from this ticket on every later routing. The ticket
+    is routed again at once; the agent is free again in the group (after commit)."""
+    with transaction.atomic():
+        group_id = (
+            Ticket.objects.filter(pk=ticket_id).values_list("handler_group_id", flat=True).first()
+        )
+        group = HandlerGroup.objects.select_for_update().filter(pk=group_id).first()
+        ticket = apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.DECLINE,
+            actor_id=handler_id,
+            now=now,
+            values={"handler_id": None, "assigned_time": None, "queued_time": now},
+            condition=Q(
+                handler_id=handler_id, handler_group_id=group_id, accepted_time__isnull=True
+            ),
+            detail={"handler_id": handler_id, "group_id": group_id, "reason": reason},
+        )
+        if group is not None:
+            transaction.on_commit(
+                lambda: (
+                    idle_pool.clear_offer(group.pk, handler_id, back_to_pool_at=now.timestamp()),
+                    drain_now([group.pk]),
+                )
+            )
+        return route(
+            ticket=ticket, group=group, actor_id=None, now=now, exclude=missed_by(ticket_id)
+        )
 
 
 def offer_sweep(*, now: datetime | None = None) -> int:

@@ -8,7 +8,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -18,7 +18,7 @@ from handler_groups.selectors import groups_of_member
 
 from . import idle_pool
 from .drain import drain_now
-from .models import AgentPresence, PresenceState
+from .models import AgentPresence, PresenceSpan, PresenceState
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ def _become_available(presence: AgentPresence, now: datetime, *, fresh_login: bo
     draining takes group rows, then waiting tickets with SKIP LOCKED). Should the
     transaction roll back, Redis says "available" too early, which is harmless: every pick
     is restricted to members PostgreSQL finds eligible, and reconciliation repairs Redis."""
+    _record_span(presence.pk, PresenceState.AVAILABLE, now)
     presence.state = PresenceState.AVAILABLE
     presence.state_since = now
     presence.wrap_up_until = None
@@ -64,9 +65,30 @@ def _leave_routing(presence: AgentPresence, state: str, now: datetime) -> None:
     """Out of the pools first (now, before the state is committed), then the state."""
     groups = _groups(presence.pk)
     idle_pool.make_unroutable([g.pk for g in groups], presence.pk, state)
+    if presence.state != state:
+        _record_span(presence.pk, state, now)
     presence.state = state
     presence.state_since = now
     presence.save()
+
+
+_SPAN_SQL = f"""
+WITH closed AS (
+    UPDATE {PresenceSpan._meta.db_table} SET ended = %(now)s
+     WHERE user_id = %(user)s AND ended IS NULL
+    RETURNING 1
+)
+INSERT INTO {PresenceSpan._meta.db_table} (user_id, state, started, ended)
+SELECT %(user)s, %(state)s, %(now)s, NULL FROM (SELECT count(*) FROM closed) AS done"""
+
+
+def _record_span(user_id: int, state: str, now: datetime) -> None:
+    """Presence history (PresenceSpan, which staffing reads): close the agent's open span and
+    open one in the new state — one statement, in the caller's transaction, under the
+    presence row's lock. The INSERT reads the UPDATE's result so the old span is closed
+    before the new one is opened (one open span per agent is a unique constraint)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_SPAN_SQL, {"user": user_id, "state": str(state), "now": now})
 
 
 def _require_member(user) -> None:

@@ -141,6 +141,8 @@ _RULES = {
     "cancel": lambda user, ticket, audience: ticket.creator_id == user.pk,
     # Whoever may handle it; that it is assigned to someone else is a state conflict (409).
     "accept": can_handle,
+    # Likewise: that the offer is someone else's (or accepted, or in the pool) is a 409.
+    "decline": can_handle,
     "reply": lambda user, ticket, audience: (
         ticket.creator_id == user.pk or can_work_on(user, ticket, audience)
     ),
@@ -157,6 +159,7 @@ DENIED = {
     "reject": _("Only approvers may reject tickets."),
     "cancel": _("Only the applicant may cancel a ticket awaiting approval."),
     "accept": _("Only members of the ticket's handler group may accept it."),
+    "decline": _("Only members of the ticket's handler group may decline it."),
     "reply": _("Only the applicant and the handlers may reply."),
     "internal_reply": _("Only handlers may write internal replies."),
     "pause": _("Only the ticket's handler, its group's leader or staff may pause its clock."),
@@ -193,4 +196,6 @@ def permitted_actions(user, ticket: Ticket, audience: Audience | None = None) ->
         action: action in now_allowed and may(action, user, ticket, audience) for action in ACTIONS
     }
     permitted["accept"] = permitted["accept"] and can_accept(user, ticket, audience)
+    # Only the agent it is offered or assigned to (and has not accepted) may decline it.
+    permitted["decline"] = permitted["decline"] and ticket.handler_id == user.pk
     return permitted

@@ -12,6 +12,7 @@ from . import access, selectors, services
 from .models import ReplyType, Ticket
 from .serializers import (
     REPLY_TYPES,
+    DeclineInput,
     PoolQuery,
     RecordOutput,
     RejectInput,
@@ -123,6 +124,26 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         ticket = self._ticket()
         access.require("accept", request.user, ticket)
         return self._respond(services.ticket_accept(ticket_id=ticket.pk, handler=request.user))
+
+    @extend_schema(
+        summary="Decline an offered or auto-assigned ticket",
+        request=DeclineInput,
+        responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)},
+    )
+    @action(detail=True, methods=["post"])
+    def decline(self, request: Request, pk=None) -> Response:
+        """Only the agent the ticket is offered or assigned to, before accepting it: the
+        ticket is routed again without them (they never get it back), and the decline is
+        counted for them apart from missed offers. Someone else's, an accepted or a pool
+        ticket is a 409."""
+        ticket = self._ticket()
+        access.require("decline", request.user, ticket)
+        data = _valid(DeclineInput, request.data)
+        return self._respond(
+            services.ticket_decline(
+                ticket_id=ticket.pk, handler=request.user, reason=data["reason"]
+            )
+        )
 
     @extend_schema(
         summary="Complete a ticket",

@@ -44,6 +44,11 @@ ASSIGN = Transition(
 RECLAIM = Transition(
     "reclaim", "ticket_status", (TicketStatus.PENDING_PROCESS,), TicketStatus.PENDING_ASSIGN
 )
+# An offered or auto-assigned ticket its handler turns down before accepting it: back to the
+# pool, routed again without them.
+DECLINE = Transition(
+    "decline", "ticket_status", (TicketStatus.PENDING_PROCESS,), TicketStatus.PENDING_ASSIGN
+)
 # A ticket nobody in its group could take moves to the group's overflow group's pool.
 OVERFLOW = Transition(
     "overflow", "ticket_status", (TicketStatus.PENDING_ASSIGN,), TicketStatus.PENDING_ASSIGN
@@ -112,6 +117,7 @@ ACTIONS = (
     "reject",
     "cancel",
     "accept",
+    "decline",
     "reply",
     "pause",
     "resume",
@@ -141,6 +147,8 @@ def actions_allowed_now(ticket) -> frozenset[str]:
                 allowed.add(name)
         if ticket.ticket_status in _OPEN:
             allowed.add("resume" if ticket.sla_paused else "pause")
+        if ticket.ticket_status in DECLINE.sources and ticket.accepted_time is None:
+            allowed.add("decline")
     conversation_over = ticket.ticket_status == TicketStatus.CLOSED or ticket.process_status in (
         ProcessStatus.REJECTED,
         ProcessStatus.CANCELLED,

@@ -139,6 +139,10 @@ class RejectInput(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
 
 
+class DeclineInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
 class TransferInput(serializers.Serializer):
     handler_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     handler_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)

@@ -1,7 +1,7 @@
-"""The ticket workflow: submit, approve, reject, cancel, accept, reply, complete, close,
-transfer. Each service is keyword-only, owns its transaction and applies transitions of the
-state machine through `transitions.apply_transition` (compare-and-set + the audit record);
-routing decides who gets a ticket (routing.route), sla starts and stops its clocks."""
+"""The ticket workflow: submit, approve, reject, cancel, accept, decline, reply, complete,
+close, transfer. Each service is keyword-only, owns its transaction and applies transitions
+of the state machine through `transitions.apply_transition` (compare-and-set + the audit
+record); routing decides who gets a ticket (routing.route), sla starts and stops its clocks."""
 
 import logging
 from datetime import datetime
@@ -14,7 +14,7 @@ from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
 from routing.notices import send_assignment_notice
-from routing.offers import offer_answered
+from routing.offers import decline_offer, offer_answered
 from routing.route import lock_group, route
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
 
@@ -166,6 +166,47 @@ def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ti
                     "Cannot accept this ticket: it is assigned to another handler."
                 ) from exc
             raise
+
+
+DECLINE_REASON_MAX = 500
+
+
+def ticket_decline(
+    *, ticket_id: int, handler, reason: str = "", now: datetime | None = None
+) -> Ticket:
+    """Turn down a ticket offered or auto-assigned to the caller, before accepting it: back to
+    the pool, recorded as the caller's decline (with the reason) and routed again excluding
+    everyone who missed or declined it (routing.offers.decline_offer). Someone else's ticket,
+    an accepted one or one waiting in the pool: IllegalTransition (409), nothing changed."""
+    now = now or timezone.now()
+    reason = (reason or "").strip()
+    if len(reason) > DECLINE_REASON_MAX:
+        raise InvalidArgument(
+            "reason", f"Ensure this field has no more than {DECLINE_REASON_MAX} characters."
+        )
+    try:
+        return decline_offer(ticket_id=ticket_id, handler_id=handler.pk, reason=reason, now=now)
+    except IllegalTransition as exc:
+        row = (
+            Ticket.objects.filter(pk=ticket_id)
+            .values("ticket_status", "handler_id", "accepted_time")
+            .first()
+        )
+        if row is None:
+            raise
+        if row["accepted_time"] is not None or row["ticket_status"] == TicketStatus.PROCESSING:
+            message = "Cannot decline this ticket: it has been accepted already."
+        elif (
+            row["ticket_status"] == TicketStatus.PENDING_PROCESS and row["handler_id"] != handler.pk
+        ):
+            message = "Cannot decline this ticket: it is assigned to another handler."
+        elif row["ticket_status"] == TicketStatus.PENDING_ASSIGN:
+            message = "Cannot decline this ticket: it is waiting in the pool, not offered to you."
+        else:
+            raise
+        raise IllegalTransition(lifecycle.DECLINE, row["ticket_status"]).with_message(
+            message
+        ) from exc
 
 
 def ticket_reply(

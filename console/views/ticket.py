@@ -7,12 +7,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from console.badges import badge_display
-from console.forms import RejectForm, ReplyForm, TransferForm
+from console.forms import DeclineForm, RejectForm, ReplyForm, TransferForm
 from console.pages import (
     LIST_RELATED,
     detail_url,
@@ -85,6 +86,7 @@ def render_ticket(
         "actions": actions,
         "reply_form": forms.get("reply") or ReplyForm(allow_internal=insider),
         "reject_form": forms.get("reject") or RejectForm(),
+        "decline_form": forms.get("decline") or DeclineForm(),
         "transfer_form": (
             forms.get("transfer") or (TransferForm() if actions["transfer"] else None)
         ),
@@ -125,6 +127,30 @@ def ticket_accept(request: HttpRequest, ticket_id: int) -> HttpResponse:
         call=lambda: services.ticket_accept(ticket_id=ticket.pk, handler=request.user),
         success=f"You accepted {ticket.bill_code}; it is now in My handling.",
         redirect_to=safe_next(request, detail_url(ticket.pk)),
+    )
+
+
+@login_required
+@require_POST
+def ticket_decline(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    ticket = visible_ticket(request, ticket_id)
+    try:
+        access.require("decline", request.user, ticket)
+    except Forbidden as exc:
+        return action_failed(request, ticket.pk, exc)
+    form = DeclineForm(request.POST)
+    if not form.is_valid():
+        exc = InvalidArgument("reason", "The ticket was not declined: see the reason below.")
+        return action_failed(request, ticket.pk, exc, forms={"decline": form})
+    return _perform(
+        request,
+        ticket,
+        action="decline",
+        call=lambda: services.ticket_decline(
+            ticket_id=ticket.pk, handler=request.user, reason=form.cleaned_data["reason"]
+        ),
+        success=f"You declined {ticket.bill_code}; it goes to someone else.",
+        redirect_to=reverse("console:pool"),
     )
 
 

@@ -67,6 +67,7 @@ def test_non_staff_cannot_change_groups(api, applicant):
         ({"name": "x", "max_active": -1}, "max_active"),
         ({"name": "x", "offer_timeout_seconds": "soon"}, "offer_timeout_seconds"),
         ({"name": "x", "overflow_group_id": 999999}, "overflow_group_id"),
+        ({"name": "x", "target_answer_seconds": 0}, "target_answer_seconds"),
         ({"name": "x", "requires_presence": "maybe"}, "requires_presence"),
         ({"name": "x", "member_ids": [], "assign_strategy": 42}, "assign_strategy"),
         ({"member_ids": [], "assign_strategy": 0}, "name"),
@@ -93,6 +94,7 @@ def test_admin_edits_members_with_a_multi_select(client, staff):
             "status": 1,
             "wrap_up_seconds": 30,
             "warmup_seconds": 60,
+            "target_answer_seconds": 45,
             "max_active": 5,
             "capacities-TOTAL_FORMS": 1,
             "capacities-INITIAL_FORMS": 0,
@@ -104,6 +106,7 @@ def test_admin_edits_members_with_a_multi_select(client, staff):
     group = HandlerGroup.objects.get(name="desk")
     assert sorted(group.member_ids) == sorted([a.pk, b.pk])
     assert (group.max_active, group.wrap_up_seconds) == (5, 30)
+    assert group.target_answer_seconds == 45
     assert group.capacities.get().max_active == 2
     page = client.get(f"/admin/handler_groups/handlergroup/{group.pk}/change/")
     assert page.status_code == 200
@@ -139,11 +142,13 @@ def test_staff_set_routing_settings_through_the_api(api, staff):
             "offer_timeout_seconds": 90,
             "overflow_group_id": backup.pk,
             "overflow_after_seconds": 600,
+            "target_answer_seconds": 20,
         },
         format="json",
     )
     assert response.status_code == 201, response.json()
     group = HandlerGroup.objects.get(name="acd")
+    assert group.target_answer_seconds == 20
     assert (group.requires_presence, group.max_active, group.daily_cap) == (True, 3, 40)
     assert (group.offer_timeout_seconds, group.overflow_group_id) == (90, backup.pk)
     patch = api.as_user(staff).patch(

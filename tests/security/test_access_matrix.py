@@ -118,6 +118,10 @@ MATRIX = [
     # --- tickets: handling
     ("POST  /api/tickets/{pool}/accept/",            None,     "401 403 404 200 404 403 403 403"),
     ("POST  /api/tickets/{ng}/accept/",              None,     "401 403 404 200 200 200 403 200"),
+    ("POST  /api/tickets/{asg}/decline/",            "reason", "401 403 404 200 404 403 403 403"),
+    ("POST  /api/tickets/{proc}/decline/",           "reason", "401 403 404 409 404 403 403 403"),
+    ("POST  /api/tickets/{pool}/decline/",           "reason", "401 403 404 409 404 403 403 403"),
+    ("POST  /api/tickets/{ng}/decline/",             "reason", "401 403 404 409 409 409 403 409"),
     ("POST  /api/tickets/{proc}/complete/",          None,     "401 403 404 200 404 403 403 403"),
     ("POST  /api/tickets/{pool}/complete/",          None,     "401 403 404 403 404 403 403 403"),
     ("POST  /api/tickets/{asg}/complete/",           None,     "401 403 404 409 404 403 403 403"),
@@ -148,6 +152,7 @@ MATRIX = [
     # --- reports, metrics, queueing, auth
     ("GET   /api/sla/report/",                       None,     "401 403 403 403 403 200 403 200"),
     ("GET   /api/metrics/assignment/?group={group}", None,     "401 403 403 403 403 200 403 200"),
+    ("GET   /api/metrics/queue/?group={group}",      None,     "401 403 403 403 403 200 403 200"),
     ("POST  /api/queueing/rank/",                    "rank",   "401 403 403 403 403 403 403 200"),
     ("POST  /api/auth/logout/",                      None,     "401 204 204 204 204 204 204 204"),
     ("POST  /api/auth/logout-all/",                  None,     "401 204 204 204 204 204 204 204"),
@@ -166,6 +171,8 @@ MATRIX = [
     # --- console actions
     ("POST  /console/tickets/{pool}/accept/",        None,     "lgn 403 404 302 404 403 403 403"),
     ("POST  /console/tickets/{ng}/accept/",          None,     "lgn 403 404 302 302 302 403 302"),
+    ("POST  /console/tickets/{asg}/decline/",        "reason", "lgn 403 404 302 404 403 403 403"),
+    ("POST  /console/tickets/{proc}/decline/",       "reason", "lgn 403 404 409 404 403 403 403"),
     ("POST  /console/tickets/{pool}/reply/",         "freply", "lgn 302 404 302 404 302 403 302"),
     ("POST  /console/tickets/{ng}/reply/",           "freply", "lgn 302 404 302 302 302 403 302"),
     ("POST  /console/tickets/{pool}/reply/",         "fnote",  "lgn 403 404 302 404 302 403 302"),

@@ -1,0 +1,322 @@
+"""Queue metrics per group and hour or day (the call-centre indicators), in one SQL statement.
+
+Definitions (each bucket is a local hour or day of the active time zone; `from`/`to` are
+widened to whole buckets):
+
+- arrivals: tickets approved in the bucket whose group at approval was this group. The group at
+  approval is the `from_group_id` of the ticket's first move after approval (a transfer, an
+  escalation's move or an overflow, from the audit trail), or its current group if it never
+  moved. Candidates are the group's current tickets plus the tickets of its assignment events,
+  so a ticket moved away before anyone in the group was assigned it is not found.
+- assigned: the group's `assigned` assignment events in the bucket (routing's assignments;
+  a pick from a manual pool is not a routing assignment and is not counted here).
+- time to assignment p50/p95: approval → first assignment (the earliest `assigned` event of
+  the ticket after approval, or the ticket's assigned_time if earlier, i.e. a pick from the
+  pool or a transfer to a person) for the bucket's arrivals that have been assigned;
+  interpolated percentiles (percentile_cont).
+- time to accept p50/p95: first assignment → first acceptance (responded_time) for the
+  bucket's arrivals that were accepted (a pick from the pool is accepted at once: 0 s).
+- abandoned: the bucket's arrivals closed without ever being accepted (cancelling exists only
+  before approval, so an approved ticket is abandoned by closing it while it still waits).
+- service level: the share of the bucket's arrivals assigned within the group's
+  target_answer_seconds of approval (abandoned and still-waiting arrivals count as missed);
+  null without arrivals.
+- agents: the group's members, and anyone else who got one of the group's assignments in the
+  bucket: their assignments in the bucket, and `assigned_stddev` the population standard
+  deviation of those counts.
+- occupancy: per agent, the time in the bucket with at least one accepted ticket of theirs
+  (any group; accepted_time → completed_time, closed_time or now; overlaps counted once)
+  divided by the time available in the bucket. For a group that routes by presence
+  (requires_presence) that is the agent's presence history (PresenceSpan) in the states
+  available and wrap-up, with busy time counted only while available
+  (`occupancy_basis: "presence"`); for any other group, whose members need not keep presence,
+  the whole bucket up to now (`occupancy_basis: "bucket"`). Null when nothing of the bucket
+  was available (no presence recorded, a future bucket).
+"""
+
+import json
+from datetime import datetime
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.utils import timezone
+
+from handler_groups.models import HandlerGroup
+from ticketing.models import ProcessStatus
+
+from .models import AssignmentEvent, PresenceState
+
+BUCKETS = ("hour", "day")
+# Presence states in which an agent counts as available for work (not offline, not on a break).
+AVAILABLE_STATES = (PresenceState.AVAILABLE, PresenceState.WRAP_UP)
+
+
+# The "available" CTE when the whole bucket counts as available.
+NO_PRESENCE_SQL = "SELECT NULL::bigint AS user_id, NULL::tstzmultirange AS ranges WHERE false"
+
+
+def _presence_span_model():
+    """routing.PresenceSpan (one row per presence state an agent was in) when it exists."""
+    try:
+        return apps.get_model("routing", "PresenceSpan")
+    except LookupError:
+        return None
+
+
+def _available_sql(group: HandlerGroup) -> tuple[str, str]:
+    """The CTE giving each agent's available time as a multirange, and the basis's name: the
+    presence history for a group that routes by presence, else the whole bucket (a group
+    whose members do not keep presence has no history to read)."""
+    model = _presence_span_model()
+    if model is None or not group.requires_presence:
+        return NO_PRESENCE_SQL, "bucket"
+    q = connection.ops.quote_name
+    col = {f: q(model._meta.get_field(f).column) for f in ("user", "state", "started", "ended")}
+    sql = (
+        f"SELECT s.{col['user']} AS user_id, "
+        f"range_agg(tstzrange(s.{col['started']}, "
+        f"GREATEST(s.{col['started']}, COALESCE(s.{col['ended']}, %(now)s)))) AS ranges "
+        f"FROM {q(model._meta.db_table)} s "
+        f"WHERE s.{col['user']} = ANY(ARRAY(SELECT user_id FROM agent_ids)) "
+        f"AND s.{col['state']} = ANY(%(available_states)s) "
+        f"AND s.{col['started']} < (SELECT hi FROM window_) "
+        f"AND COALESCE(s.{col['ended']}, %(now)s) > (SELECT lo FROM window_) "
+        f"GROUP BY 1"
+    )
+    return sql, "presence"
+
+
+QUERY = """
+WITH
+buckets AS (
+    SELECT start, stop FROM (
+        SELECT start, lead(start) OVER (ORDER BY start) AS stop FROM (SERIES) series
+    ) bounded
+    WHERE start < %(to)s
+),
+window_ AS (SELECT min(start) AS lo, max(stop) AS hi FROM buckets),
+candidates AS (
+    SELECT t.id FROM oa_ticket_bill t, window_ w
+    WHERE t.process_status = %(approved)s AND t.handler_group_id = %(group)s
+      AND t.approved_time >= w.lo AND t.approved_time < w.hi
+    UNION
+    SELECT e.ticket_id FROM oa_assignment_event e, window_ w
+    WHERE e.group_id = %(group)s AND e.created >= w.lo
+),
+arrivals AS (
+    SELECT date_trunc(%(unit)s, t.approved_time, %(tz)s) AS bucket,
+           t.approved_time,
+           LEAST(t.assigned_time, first_event.created) AS first_assigned,
+           COALESCE(t.responded_time, t.accepted_time) AS accepted,
+           t.closed_time
+    FROM candidates c
+    JOIN oa_ticket_bill t ON t.id = c.id
+    CROSS JOIN window_ w
+    LEFT JOIN LATERAL (
+        SELECT true AS moved, (r.detail ->> 'from_group_id')::bigint AS group_id
+        FROM oa_ticket_record r
+        WHERE r.ticket_id = t.id AND r.action IN ('transfer', 'overflow')
+          AND r.created >= t.approved_time
+        ORDER BY r.id LIMIT 1
+    ) first_move ON true
+    LEFT JOIN LATERAL (
+        SELECT min(e.created) AS created FROM oa_assignment_event e
+        WHERE e.ticket_id = t.id AND e.kind = %(assigned)s AND e.created >= t.approved_time
+    ) first_event ON true
+    WHERE t.process_status = %(approved)s
+      AND t.approved_time >= w.lo AND t.approved_time < w.hi
+      AND CASE WHEN first_move.moved THEN first_move.group_id
+               ELSE t.handler_group_id END = %(group)s
+),
+arrival_figures AS (
+    SELECT bucket,
+        count(*) AS arrivals,
+        percentile_cont(0.5) WITHIN GROUP (
+            ORDER BY extract(epoch FROM first_assigned - approved_time)
+        ) FILTER (WHERE first_assigned IS NOT NULL) AS assign_p50,
+        percentile_cont(0.95) WITHIN GROUP (
+            ORDER BY extract(epoch FROM first_assigned - approved_time)
+        ) FILTER (WHERE first_assigned IS NOT NULL) AS assign_p95,
+        percentile_cont(0.5) WITHIN GROUP (
+            ORDER BY extract(epoch FROM accepted - first_assigned)
+        ) FILTER (WHERE accepted IS NOT NULL AND first_assigned IS NOT NULL) AS accept_p50,
+        percentile_cont(0.95) WITHIN GROUP (
+            ORDER BY extract(epoch FROM accepted - first_assigned)
+        ) FILTER (WHERE accepted IS NOT NULL AND first_assigned IS NOT NULL) AS accept_p95,
+        count(*) FILTER (WHERE closed_time IS NOT NULL AND accepted IS NULL) AS abandoned,
+        count(*) FILTER (
+            WHERE first_assigned <= approved_time + make_interval(secs => %(target)s)
+        ) AS within_target
+    FROM arrivals GROUP BY bucket
+),
+assignments AS (
+    SELECT date_trunc(%(unit)s, e.created, %(tz)s) AS bucket, e.user_id, count(*) AS n
+    FROM oa_assignment_event e, window_ w
+    WHERE e.group_id = %(group)s AND e.kind = %(assigned)s
+      AND e.created >= w.lo AND e.created < w.hi
+    GROUP BY 1, 2
+),
+members AS (
+    SELECT m.user_id, m.position FROM unnest(%(members)s::bigint[]) WITH ORDINALITY
+        AS m(user_id, position)
+),
+agent_ids AS (
+    SELECT user_id FROM members
+    UNION SELECT user_id FROM assignments WHERE user_id IS NOT NULL
+),
+busy AS (
+    SELECT t.handler_id AS user_id,
+        range_agg(tstzrange(t.accepted_time,
+            GREATEST(t.accepted_time, COALESCE(t.completed_time, t.closed_time, %(now)s))))
+            AS ranges
+    FROM oa_ticket_bill t, window_ w
+    WHERE t.handler_id = ANY(ARRAY(SELECT user_id FROM agent_ids))
+      AND t.assigned_time < w.hi AND t.accepted_time < w.hi
+      AND COALESCE(t.completed_time, t.closed_time, %(now)s) > w.lo
+    GROUP BY 1
+),
+available AS (AVAILABLE_SQL),
+agent_buckets AS (
+    SELECT b.start AS bucket, m.user_id, m.position FROM buckets b CROSS JOIN members m
+    WHERE b.stop IS NOT NULL
+    UNION
+    SELECT a.bucket, a.user_id, NULL FROM assignments a
+    WHERE a.user_id IS NOT NULL AND a.user_id NOT IN (SELECT user_id FROM members)
+),
+agent_figures AS (
+    SELECT ab.bucket, ab.user_id, ab.position, u.username,
+        COALESCE(a.n, 0) AS assigned,
+        (SELECT sum(upper(r) - lower(r)) FROM unnest(
+            COALESCE(bu.ranges, '{}'::tstzmultirange) * span.ranges
+            * CASE WHEN %(basis)s = 'presence' THEN COALESCE(av.ranges, '{}'::tstzmultirange)
+                   ELSE span.ranges END
+        ) r) AS busy_time,
+        (SELECT sum(upper(r) - lower(r)) FROM unnest(
+            CASE WHEN %(basis)s = 'presence'
+                 THEN COALESCE(av.ranges, '{}'::tstzmultirange) * span.ranges
+                 ELSE span.ranges END
+        ) r) AS available_time
+    FROM agent_buckets ab
+    JOIN buckets b ON b.start = ab.bucket
+    LEFT JOIN USER_TABLE u ON u.id = ab.user_id
+    LEFT JOIN assignments a ON a.bucket = ab.bucket AND a.user_id = ab.user_id
+    LEFT JOIN busy bu ON bu.user_id = ab.user_id
+    LEFT JOIN available av ON av.user_id = ab.user_id
+    CROSS JOIN LATERAL (
+        SELECT tstzmultirange(tstzrange(b.start, GREATEST(b.start, LEAST(b.stop, %(now)s))))
+            AS ranges
+    ) span
+),
+agent_lists AS (
+    SELECT bucket,
+        json_agg(json_build_object(
+            'user_id', user_id,
+            'username', username,
+            'assigned', assigned,
+            'occupancy', CASE WHEN available_time > interval '0' THEN round(
+                (extract(epoch FROM COALESCE(busy_time, interval '0'))
+                 / extract(epoch FROM available_time))::numeric,
+                4) END
+        ) ORDER BY position NULLS LAST, user_id) AS agents,
+        stddev_pop(assigned) AS assigned_stddev
+    FROM agent_figures GROUP BY bucket
+)
+SELECT b.start,
+    COALESCE(f.arrivals, 0),
+    COALESCE((SELECT sum(n) FROM assignments a WHERE a.bucket = b.start), 0),
+    f.assign_p50, f.assign_p95, f.accept_p50, f.accept_p95,
+    COALESCE(f.abandoned, 0),
+    f.within_target::float / NULLIF(f.arrivals, 0),
+    COALESCE(l.agents, '[]'::json),
+    l.assigned_stddev
+FROM buckets b
+LEFT JOIN arrival_figures f ON f.bucket = b.start
+LEFT JOIN agent_lists l ON l.bucket = b.start
+ORDER BY b.start
+"""
+# The buckets' starts, one past the last: local hours (absolute hours from a local hour's
+# start, so a daylight-saving change keeps every hour), or local days (23 or 25 hours long
+# across a change).
+SERIES = {
+    "hour": "SELECT s AS start FROM generate_series("
+    "date_trunc('hour', %(from)s::timestamptz, %(tz)s), "
+    "%(to)s::timestamptz + interval '1 hour', interval '1 hour') s",
+    "day": "SELECT s AT TIME ZONE %(tz)s AS start FROM generate_series("
+    "date_trunc('day', %(from)s::timestamptz, %(tz)s) AT TIME ZONE %(tz)s, "
+    "(%(to)s::timestamptz AT TIME ZONE %(tz)s) + interval '1 day', interval '1 day') s",
+}
+
+
+def _ratio(value) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def _seconds(value) -> float | None:
+    return None if value is None else round(float(value), 3)
+
+
+def queue_metrics_statement(
+    *, group: HandlerGroup, date_from: datetime, date_to: datetime, bucket: str
+) -> tuple[str, dict, str]:
+    """The statement computing the figures, its parameters and the occupancy basis."""
+    available_sql, basis = _available_sql(group)
+    sql = (
+        QUERY.replace("SERIES", SERIES[bucket])
+        .replace("AVAILABLE_SQL", available_sql)
+        .replace("USER_TABLE", connection.ops.quote_name(get_user_model()._meta.db_table))
+    )
+    params = {
+        "unit": bucket,
+        "tz": timezone.get_current_timezone_name(),
+        "from": date_from,
+        "to": date_to,
+        "group": group.pk,
+        "members": group.member_ids,
+        "approved": int(ProcessStatus.APPROVED),
+        "assigned": str(AssignmentEvent.Kind.ASSIGNED),
+        "target": group.target_answer_seconds,
+        "now": timezone.now(),
+        "basis": basis,
+        "available_states": [str(state) for state in AVAILABLE_STATES],
+    }
+    return sql, params, basis
+
+
+def queue_metrics(
+    *, group: HandlerGroup, date_from: datetime, date_to: datetime, bucket: str
+) -> dict:
+    """Per bucket of `bucket` ("hour" or "day") from the bucket holding `date_from` to the one
+    holding the instant before `date_to`; see the module's docstring for the definitions."""
+    sql, params, basis = queue_metrics_statement(
+        group=group, date_from=date_from, date_to=date_to, bucket=bucket
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    buckets = []
+    for start, arrivals, assigned, a50, a95, c50, c95, abandoned, sl, agents, std in rows:
+        if isinstance(agents, str):  # json, not jsonb: the driver may hand over the text
+            agents = json.loads(agents)
+        buckets.append(
+            {
+                "start": timezone.localtime(start).isoformat(),
+                "arrivals": arrivals,
+                "assigned": int(assigned),
+                "time_to_assign_p50_seconds": _seconds(a50),
+                "time_to_assign_p95_seconds": _seconds(a95),
+                "time_to_accept_p50_seconds": _seconds(c50),
+                "time_to_accept_p95_seconds": _seconds(c95),
+                "abandoned": abandoned,
+                "service_level": _ratio(sl),
+                "agents": [{**agent, "occupancy": _ratio(agent["occupancy"])} for agent in agents],
+                "assigned_stddev": _ratio(std),
+            }
+        )
+    return {
+        "group": group.pk,
+        "bucket": bucket,
+        "target_answer_seconds": group.target_answer_seconds,
+        "occupancy_basis": basis,
+        "buckets": buckets,
+    }
