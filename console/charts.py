@@ -145,3 +145,134 @@ def daily_chart_svg(days: list[dict], *, element_id: str = "sla-daily-chart") ->
             )
     out.append("</svg>")
     return mark_safe("".join(out))  # every interpolated text is escaped above
+
+
+def _grid(top: float, step: float, y) -> list[str]:
+    lines = []
+    value = 0.0
+    while value <= top + 1e-9:
+        gy = y(value)
+        lines.append(
+            f'<line x1="{PLOT_LEFT}" x2="{PLOT_RIGHT}" y1="{gy:.1f}" y2="{gy:.1f}" '
+            f'stroke="{"#5f6b7a" if value == 0 else "#e5e7eb"}"/>'
+            f'<text x="{PLOT_LEFT - 6}" y="{gy + 3:.1f}" font-size="10" text-anchor="end" '
+            f'fill="#5f6b7a">{value:g}</text>'
+        )
+        value += step
+    return lines
+
+
+def _open_svg(ident: str, css: str, title: str, summary: str) -> list[str]:
+    ident = escape(ident)
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" id="{ident}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" role="img" '
+        f'aria-labelledby="{ident}-title {ident}-desc" font-family="system-ui, sans-serif">',
+        f'<title id="{ident}-title">{escape(title)}</title>',
+        f'<desc id="{ident}-desc">{escape(summary)}</desc>',
+    ]
+
+
+def staffing_chart_svg(hours: list[dict], *, element_id: str = "staffing-chart") -> SafeString:
+    """Required (Erlang C) and available agents per hour of a day: two bars per hour, the
+    required one outlined, the available one filled (absent for hours not started)."""
+    if not hours:
+        return mark_safe("")
+    peak = max(max(row["required_agents"] or 0, row["available_agents"] or 0) for row in hours)
+    top, step = _nice_ceiling(max(ceil(peak), 1))
+    plot_height = PLOT_BOTTOM - PLOT_TOP
+
+    def y(count: float) -> float:
+        return PLOT_BOTTOM - count / top * plot_height
+
+    out = _open_svg(
+        element_id,
+        "staffing-chart",
+        _("Required and available agents per hour"),
+        _(
+            "For each hour, the agents Erlang C requires for the forecast arrivals (outlined) "
+            "and the agents who were available (filled). The table below has the numbers."
+        ),
+    )
+    out += ['<g class="grid">', *_grid(top, step, y), "</g>"]
+    slot = (PLOT_RIGHT - PLOT_LEFT) / len(hours)
+    bar = slot * 0.38
+    for index, row in enumerate(hours):
+        left = PLOT_LEFT + index * slot
+        required, available = row["required_agents"], row["available_agents"]
+        hover = _("%(hour)02d:00 — required %(required)s, available %(available)s") % {
+            "hour": row["hour"],
+            "required": "—" if required is None else required,
+            "available": "—" if available is None else available,
+        }
+        out.append(f'<g class="hour"><title>{escape(hover)}</title>')
+        if required:
+            out.append(
+                f'<rect class="required" x="{left + slot * 0.1:.1f}" y="{y(required):.1f}" '
+                f'width="{bar:.1f}" height="{y(0) - y(required):.1f}" fill="#dbeafe" '
+                f'stroke="#1d4ed8" stroke-width="1.5"/>'
+            )
+        if available:
+            out.append(
+                _rect(
+                    left + slot * 0.52,
+                    y(available),
+                    bar,
+                    y(0) - y(available),
+                    "#1f7a3d",
+                    "available",
+                )
+            )
+        out.append("</g>")
+        if row["hour"] % 3 == 0:
+            out.append(
+                f'<text x="{left + slot / 2:.1f}" y="{PLOT_BOTTOM + 14}" font-size="10" '
+                f'text-anchor="middle" fill="#5f6b7a">{row["hour"]:02d}</text>'
+            )
+    legend = [("#dbeafe", _("Required (Erlang C)")), ("#1f7a3d", _("Available"))]
+    for index, (colour, label) in enumerate(legend):
+        lx = PLOT_LEFT + index * 180
+        out.append(
+            f'<rect x="{lx}" y="{HEIGHT - 18}" width="10" height="10" fill="{colour}" '
+            f'stroke="#1d4ed8" stroke-width="{1 if index == 0 else 0}"/>'
+            f'<text x="{lx + 14}" y="{HEIGHT - 9}" font-size="11" fill="#1f2937">'
+            f"{escape(label)}</text>"
+        )
+    out.append("</svg>")
+    return mark_safe("".join(out))
+
+
+def comparison_chart_svg(
+    rows: list[dict], *, metric: str, label: str, element_id: str
+) -> SafeString:
+    """One bar per strategy for one figure of a simulation (e.g. wait p95), side by side."""
+    values = [float(row.get(metric) or 0) for row in rows]
+    if not rows:
+        return mark_safe("")
+    top, step = _nice_ceiling(max(ceil(max(values)), 1))
+    plot_height = PLOT_BOTTOM - PLOT_TOP
+
+    def y(value: float) -> float:
+        return PLOT_BOTTOM - value / top * plot_height
+
+    out = _open_svg(
+        element_id,
+        "comparison-chart",
+        label,
+        _("One bar per strategy; the table below has the numbers."),
+    )
+    out += ['<g class="grid">', *_grid(top, step, y), "</g>"]
+    slot = (PLOT_RIGHT - PLOT_LEFT) / len(rows)
+    for index, (row, value) in enumerate(zip(rows, values, strict=True)):
+        left = PLOT_LEFT + index * slot
+        name = str(row.get("strategy_label") or row.get("strategy"))
+        out.append(f'<g class="strategy"><title>{escape(f"{name}: {value:g}")}</title>')
+        out.append(
+            _rect(left + slot * 0.2, y(value), slot * 0.6, y(0) - y(value), "#1d4ed8", "bar")
+        )
+        out.append(
+            f'<text x="{left + slot / 2:.1f}" y="{PLOT_BOTTOM + 14}" font-size="11" '
+            f'text-anchor="middle" fill="#1f2937">{escape(name)}</text></g>'
+        )
+    out.append("</svg>")
+    return mark_safe("".join(out))

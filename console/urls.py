@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import applicant, approvals, pool, profile, sla, ticket
+from .views import applicant, approvals, pool, profile, sla, supervisor, ticket
 
 app_name = "console"
 
@@ -10,6 +10,7 @@ urlpatterns = [
     path("approvals/", approvals.approvals, name="approvals"),
     path("submit/", applicant.submit, name="submit"),
     path("sla/", sla.sla_compliance, name="sla"),
+    path("supervisor/", supervisor.supervisor, name="supervisor"),
     path("profile/", profile.profile, name="profile"),
     path("profile/time-zone/", profile.detected_time_zone, name="profile-time-zone"),
     path("tickets/<int:ticket_id>/", ticket.ticket_detail, name="ticket"),

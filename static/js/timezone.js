@@ -1,5 +1,6 @@
 // Sends the browser's time zone once, while the person has not chosen one (their profile
-// can change it any time). The server keeps it only if the profile's zone is still empty.
+// can change it any time). The server keeps it only if the profile's zone is still empty;
+// pages show times in it from the next one on.
 (function () {
   "use strict";
   var holder = document.querySelector("[data-detect-time-zone-url]");
@@ -18,9 +19,5 @@
     credentials: "same-origin",
     headers: { "X-CSRFToken": holder.getAttribute("data-csrf-token") },
     body: body
-  }).then(function (response) {
-    if (response.status === 204 && holder.hasAttribute("data-reload")) {
-      window.location.reload();
-    }
-  });
+  });  // the next page shows times in it; this one is not reloaded under the person
 })();

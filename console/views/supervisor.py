@@ -1,0 +1,151 @@
+"""The supervisor dashboard (/console/supervisor/): for leaders their groups, for staff all.
+Live part (refreshed every few seconds without a reload, by static/js/supervisor.js fetching
+`?part=live`): agents and their states, waiting tickets and the oldest wait per group, SLA
+deadlines and escalation levels due in the next 30 minutes. Day part: today's assignments per
+agent and their spread, required vs available agents per hour (Erlang C, routing/staffing.py),
+and the latest strategy simulation side by side."""
+
+import statistics
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Min, Q
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from console.charts import staffing_chart_svg
+from console.pages import render_console
+from handler_groups.models import GroupStatus, HandlerGroup
+from routing.models import AssignmentEvent
+from routing.selectors import presence_rows
+from routing.staffing import staffing
+from sla.models import SlaEvent
+from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket, TicketStatus
+
+LIVE_REFRESH_MS = 5000
+DUE_HORIZON = timedelta(minutes=30)
+
+
+def groups_in_scope(user) -> list[HandlerGroup]:
+    groups = HandlerGroup.objects.filter(status=GroupStatus.ENABLED).order_by("name")
+    if not user.is_staff:
+        groups = groups.filter(leader=user)
+    return list(groups)
+
+
+def live_figures(groups: list[HandlerGroup], now) -> dict:
+    """Agents now, queues now, and what falls due in the next 30 minutes."""
+    group_ids = [g.pk for g in groups]
+    member_ids = sorted({m for g in groups for m in g.member_ids})
+    agents = {row["user_id"]: row for row in presence_rows(member_ids, now)}
+    queues = {
+        row["handler_group_id"]: row
+        for row in Ticket.objects.filter(
+            handler_group_id__in=group_ids,
+            process_status=ProcessStatus.APPROVED,
+            ticket_status=TicketStatus.PENDING_ASSIGN,
+        )
+        .values("handler_group_id")
+        .annotate(n=Count("pk"), since=Min(Coalesce("queued_time", "approved_time")))
+    }
+    per_group = []
+    for group in groups:
+        queue = queues.get(group.pk)
+        members = [agents[m] for m in group.member_ids if m in agents]
+        per_group.append(
+            {
+                "group": group,
+                "waiting": queue["n"] if queue else 0,
+                "oldest_wait": (now - queue["since"]) if queue and queue["since"] else None,
+                "members": members,
+                "available": sum(1 for m in members if m["state"] == "available"),
+            }
+        )
+    until = now + DUE_HORIZON
+    running = Q(ticket__process_status=ProcessStatus.APPROVED) & Q(
+        ticket__ticket_status__in=OPEN_STATUSES
+    )
+    due = (
+        SlaEvent.objects.filter(
+            running,
+            ticket__handler_group_id__in=group_ids,
+            state="pending",
+            due_at__isnull=False,
+            due_at__lte=until,
+        )
+        .filter(
+            Q(clock="resolve", ticket__sla_paused=False)
+            | Q(clock="response", ticket__responded_time__isnull=True)
+        )
+        .select_related("ticket", "ticket__handler_group", "ticket__handler")
+        .order_by("due_at")[:25]
+    )
+    return {"groups": per_group, "due": list(due), "now": now, "horizon": until}
+
+
+def today_counts(groups: list[HandlerGroup], now) -> dict:
+    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    counts = dict(
+        AssignmentEvent.objects.filter(
+            group__in=groups, kind=AssignmentEvent.Kind.ASSIGNED, created__gte=start
+        )
+        .values("user_id")
+        .annotate(n=Count("pk"))
+        .values_list("user_id", "n")
+    )
+    member_ids = sorted({m for g in groups for m in g.member_ids} | set(counts))
+    names = dict(get_user_model().objects.filter(pk__in=member_ids).values_list("pk", "username"))
+    rows = sorted(
+        ({"username": names.get(m, str(m)), "count": counts.get(m, 0)} for m in member_ids),
+        key=lambda r: (-r["count"], r["username"]),
+    )
+    values = [r["count"] for r in rows]
+    return {
+        "rows": rows,
+        "spread": round(statistics.pstdev(values), 2) if len(values) > 1 else 0.0,
+        "total": sum(values),
+    }
+
+
+@login_required
+@require_GET
+def supervisor(request: HttpRequest) -> HttpResponse:
+    groups = groups_in_scope(request.user)
+    if not groups and not request.user.is_staff:
+        raise PermissionDenied(_("The dashboard is for group leaders and staff."))
+    now = timezone.now()
+    live = live_figures(groups, now)
+    refresh_ms = getattr(settings, "SUPERVISOR_REFRESH_MS", LIVE_REFRESH_MS)
+    context = {"live": live, "refresh_ms": refresh_ms}
+    if request.GET.get("part") == "live":
+        return render(request, "console/_supervisor_live.html", context)
+    selected = next((g for g in groups if str(g.pk) == request.GET.get("group")), None)
+    selected = selected or (groups[0] if groups else None)
+    plan = staffing(group=selected, day=timezone.localdate(now), now=now) if selected else None
+    context.update(
+        groups=groups,
+        selected=selected,
+        today=today_counts(groups, now),
+        plan=plan,
+        plan_chart=staffing_chart_svg(plan["hours"]) if plan else None,
+        simulation=latest_simulation(selected),
+    )
+    return render_console(request, "console/supervisor.html", context)
+
+
+def latest_simulation(group: HandlerGroup | None):
+    """The group's latest finished simulation, drawn side by side (insight app)."""
+    try:
+        from insight.models import Simulation
+    except ImportError:  # the simulator app is not installed
+        return None
+    if group is None:
+        return None
+    return Simulation.objects.filter(group=group, status="done").order_by("-created").first()
