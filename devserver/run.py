@@ -69,7 +69,9 @@ def main() -> int:
         reset_metrics_dir(env[METRICS_DIR_ENV])
         supervisor.run_step("migrate", [*manage, "migrate", "--noinput"], env=env)
         supervisor.run_step("collectstatic", [*manage, "collectstatic", "--noinput"], env=env)
-        supervisor.run_step("seed_demo", [*manage, "seed_demo"], env=env)
+        # 28 days of history the first time; later starts find it and add nothing.
+        history = ["--history-days", env.get("DEMO_HISTORY_DAYS") or "28"]
+        supervisor.run_step("seed_demo", [*manage, "seed_demo", *history], env=env)
 
         if env.get("WEB_SERVER") == "runserver":  # `make dev`: Django's server, auto-reloading
             web = [*manage, "runserver", f"127.0.0.1:{port}"]

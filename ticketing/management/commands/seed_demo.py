@@ -29,6 +29,19 @@ USERS = [
 class Command(BaseCommand):
     help = "Create demo users, handler groups, SLA rules and templates (idempotent)."
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--history-days",
+            type=int,
+            default=0,
+            help="Also generate this many days of past tickets, presence and SLA results for "
+            "the demo groups, and tickets in every console state now — only when the demo "
+            "groups have no tickets yet (a second run adds nothing). 0: none (default).",
+        )
+        parser.add_argument(
+            "--seed", type=int, default=None, help="Random seed of the history (default fixed)."
+        )
+
     @transaction.atomic
     def handle(self, *args, **options):
         User = get_user_model()
@@ -65,6 +78,9 @@ class Command(BaseCommand):
         for seeder in self.extra_seeders():
             seeder(users=users)
 
+        if options.get("history_days"):
+            self.seed_history(users, options["history_days"], options.get("seed"))
+
         self.stdout.write(f"Demo logins (password for all: {PASSWORD}):")
         roles = {
             "admin": "superuser (admin site, everything)",
@@ -81,6 +97,33 @@ class Command(BaseCommand):
         }
         for username, role in roles.items():
             self.stdout.write(f"  {username:<11} {role}")
+
+    def seed_history(self, users, days: int, seed: int | None) -> None:
+        from django.utils import timezone
+
+        from ticketing import demo_history
+
+        groups = list(HandlerGroup.objects.filter(name__in=demo_history.GROUPS))
+        if demo_history.history_present(groups):
+            self.stdout.write("Demo history: the demo groups have tickets already; none added.")
+            return
+        self.stdout.write(f"Demo history: generating {days} days …")
+        summary = demo_history.generate(
+            days=days,
+            users=users,
+            seed=demo_history.DEFAULT_SEED if seed is None else seed,
+            now=timezone.now(),
+            progress=lambda line: self.stdout.write(f"  {line}"),
+        )
+        states = ", ".join(f"{n} {state}" for state, n in sorted(summary.states.items()))
+        agents = ", ".join(f"{name} {n}" for name, n in sorted(summary.per_agent.items()))
+        self.stdout.write(
+            f"Demo history: {summary.tickets} tickets ({states}); "
+            f"{summary.assignments} assignments ({agents}); {summary.records} records; "
+            f"{summary.sla_events} SLA events; {summary.outcomes} outcomes "
+            f"({summary.response_breaches} response and {summary.resolve_breaches} resolve "
+            f"breaches); {summary.spans} presence spans; {summary.seconds:.1f}s"
+        )
 
     def extra_seeders(self):
         """Other apps' demo data (SLA rules, templates) hook in here."""
