@@ -9,7 +9,7 @@ from datetime import datetime
 
 from celery import current_app
 from django.db import transaction
-from django.db.models import F
+from django.db.models import CharField, F, Value
 from django.db.models.functions import Least
 from django.utils import timezone
 from prometheus_client import Counter
@@ -18,8 +18,9 @@ from handler_groups.models import GroupStatus, HandlerGroup
 from ticketing import lifecycle
 from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
 
-from .models import AssignmentEvent
+from .models import AssignmentEvent, RoutingDecision
 from .route import route
+from .strategies.eligibility import DECLINED, MISSED
 from .strategies.registry import get_strategy
 
 logger = logging.getLogger(__name__)
@@ -68,28 +69,43 @@ def waiting_tickets(group_id: int):
 
 
 def _turned_down(**tickets):
-    """(ticket_id, user_id) of everyone who missed a ticket (an offer reclaimed from them: a
-    MISSED event) or declined it (its "decline" audit record, actor = the agent), one UNION."""
-    missed = AssignmentEvent.objects.filter(
-        kind=AssignmentEvent.Kind.MISSED, user__isnull=False, **tickets
-    ).values_list("ticket_id", "user_id")
-    declined = TicketRecord.objects.filter(
-        action=lifecycle.DECLINE.name, actor__isnull=False, **tickets
-    ).values_list("ticket_id", "actor_id")
+    """(ticket_id, user_id, why) of everyone who missed a ticket (an offer reclaimed from
+    them: a MISSED event; why = eligibility.MISSED) or declined it (its "decline" audit
+    record, actor = the agent; why = eligibility.DECLINED), one UNION."""
+    missed = (
+        AssignmentEvent.objects.filter(
+            kind=AssignmentEvent.Kind.MISSED, user__isnull=False, **tickets
+        )
+        .annotate(why=Value(MISSED, output_field=CharField()))
+        .values_list("ticket_id", "user_id", "why")
+    )
+    declined = (
+        TicketRecord.objects.filter(action=lifecycle.DECLINE.name, actor__isnull=False, **tickets)
+        .annotate(why=Value(DECLINED, output_field=CharField()))
+        .values_list("ticket_id", "actor_id", "why")
+    )
     return missed.union(declined)
 
 
-def missed_by(ticket_id: int) -> frozenset[int]:
-    """Who is never routed this ticket again: everyone who missed or declined it."""
-    return frozenset(user_id for _, user_id in _turned_down(ticket_id=ticket_id))
+def _excluded(rows) -> dict[int, dict[int, str]]:
+    """ticket id → {user id → why}; a decline outweighs a miss of the same ticket."""
+    turned: dict[int, dict[int, str]] = {}
+    for ticket_id, user_id, why in rows:
+        users = turned.setdefault(ticket_id, {})
+        if users.get(user_id) != DECLINED:
+            users[user_id] = why
+    return turned
 
 
-def missed_by_many(ticket_ids: list[int]) -> dict[int, frozenset[int]]:
+def missed_by(ticket_id: int) -> dict[int, str]:
+    """Who is never routed this ticket again: everyone who missed or declined it (user id →
+    eligibility.MISSED or DECLINED; routing's `exclude`)."""
+    return _excluded(_turned_down(ticket_id=ticket_id)).get(ticket_id, {})
+
+
+def missed_by_many(ticket_ids: list[int]) -> dict[int, dict[int, str]]:
     """`missed_by` for many tickets in one query."""
-    missed: dict[int, set[int]] = {}
-    for ticket_id, user_id in _turned_down(ticket_id__in=ticket_ids):
-        missed.setdefault(ticket_id, set()).add(user_id)
-    return {ticket_id: frozenset(users) for ticket_id, users in missed.items()}
+    return _excluded(_turned_down(ticket_id__in=ticket_ids))
 
 
 def drain_group(*, group_id: int, now: datetime | None = None, limit: int = 200) -> int:
@@ -108,8 +124,15 @@ def drain_group(*, group_id: int, now: datetime | None = None, limit: int = 200)
         )
         missed = missed_by_many([t.pk for t in queue])
         for ticket in queue:
-            exclude = missed.get(ticket.pk, frozenset())
-            routed = route(ticket=ticket, group=group, actor_id=None, now=now, exclude=exclude)
+            exclude = missed.get(ticket.pk, {})
+            routed = route(
+                ticket=ticket,
+                group=group,
+                actor_id=None,
+                now=now,
+                exclude=exclude,
+                trigger=RoutingDecision.Trigger.DRAIN,
+            )
             if routed.ticket_status == TicketStatus.PENDING_PROCESS:
                 assigned += 1
             elif not exclude:

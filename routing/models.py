@@ -118,3 +118,68 @@ class PresenceSpan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}: {self.state} {self.started}–{self.ended or ''}"
+
+
+class RoutingDecision(models.Model):
+    """What one routing decision saw and did (the ticket page's "Why this agent?"): the
+    strategy, every member with their figures and whether eligible (if not, why), and the
+    outcome with the chosen member. One INSERT per decision, built from the member rows the
+    pick already fetched; the plain-words explanation is derived when read."""
+
+    class Trigger(models.TextChoices):
+        APPROVAL = "approval"
+        TRANSFER = "transfer"
+        DRAIN = "drain"
+        RECLAIM = "reclaim"
+        DECLINE = "decline"
+        OVERFLOW = "overflow"
+        ESCALATION = "escalation"
+
+    class Outcome(models.TextChoices):
+        ASSIGNED = "assigned"
+        OFFERED = "offered"
+        QUEUED = "queued"
+        OVERFLOWED = "overflowed"
+
+    # One index only (ticket, id), the read path: every index is written under the group
+    # lock. Deleting a group or a user (rare) scans for the SET NULL.
+    ticket = models.ForeignKey(
+        "ticketing.Ticket",
+        on_delete=models.CASCADE,
+        related_name="routing_decisions",
+        db_index=False,
+    )
+    group = models.ForeignKey(
+        HandlerGroup,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    trigger = models.CharField(max_length=12, choices=Trigger.choices)
+    strategy = models.PositiveSmallIntegerField()
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    chosen = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    # [{user_id, username, state, active, max_active, open_offers, online_since, idle_since,
+    #   assigned_today, eligible, reason}] in member order (strategies/service.py `seen`).
+    members = models.JSONField(default=list)
+    created = models.DateTimeField()
+
+    class Meta:
+        db_table = "oa_routing_decision"
+        indexes = [
+            # A ticket's decisions in the order they were made (ids grow under the group lock;
+            # `created` is the caller's routing instant, which a sweep may pass).
+            models.Index(fields=["ticket", "id"], name="routing_decision_ticket_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.trigger} {self.ticket_id}: {self.outcome} {self.chosen_id or ''}"

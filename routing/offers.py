@@ -19,7 +19,7 @@ from ticketing.transitions import apply_transition
 
 from . import idle_pool
 from .drain import drain_now, missed_by
-from .models import AssignmentEvent
+from .models import AssignmentEvent, RoutingDecision
 from .route import route
 
 # reason: timeout (not accepted in time) or undeliverable (the offer could not be pushed).
@@ -84,7 +84,14 @@ def reclaim_offer(
             transaction.on_commit(
                 lambda: idle_pool.clear_offer(group.pk, handler_id, back_to_pool_at=now.timestamp())
             )
-            route(ticket=ticket, group=group, actor_id=None, now=now, exclude=missed_by(ticket_id))
+            route(
+                ticket=ticket,
+                group=group,
+                actor_id=None,
+                now=now,
+                exclude=missed_by(ticket_id),
+                trigger=RoutingDecision.Trigger.RECLAIM,
+            )
     return True
 
 
@@ -119,7 +126,12 @@ def decline_offer(*, ticket_id: int, handler_id: int, reason: str, now: datetime
                 )
             )
         return route(
-            ticket=ticket, group=group, actor_id=None, now=now, exclude=missed_by(ticket_id)
+            ticket=ticket,
+            group=group,
+            actor_id=None,
+            now=now,
+            exclude=missed_by(ticket_id),
+            trigger=RoutingDecision.Trigger.DECLINE,
         )
 
 

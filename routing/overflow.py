@@ -11,10 +11,11 @@ from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
 from ticketing.transitions import apply_transition
 
-from .drain import waiting_tickets
-from .models import AssignmentEvent
-from .route import route
+from .drain import missed_by, waiting_tickets
+from .models import AssignmentEvent, RoutingDecision
+from .route import record_decision, route
 from .strategies.registry import get_strategy
+from .strategies.service import members_seen
 
 
 def overflow_sweep(*, now: datetime | None = None) -> int:
@@ -74,6 +75,24 @@ def overflow_sweep(*, now: datetime | None = None) -> int:
                     overflowed=True,
                     created=now,
                 )
-                route(ticket=ticket, group=target, actor_id=None, now=now, overflowed=True)
+                # Two decisions: out of this group (what its members looked like), then the
+                # overflow group's own pick.
+                record_decision(
+                    ticket_id=ticket.pk,
+                    group=group,
+                    trigger=RoutingDecision.Trigger.OVERFLOW,
+                    outcome=RoutingDecision.Outcome.OVERFLOWED,
+                    chosen_id=None,
+                    members=members_seen(group=group, now=now, exclude=missed_by(ticket.pk)),
+                    now=now,
+                )
+                route(
+                    ticket=ticket,
+                    group=target,
+                    actor_id=None,
+                    now=now,
+                    overflowed=True,
+                    trigger=RoutingDecision.Trigger.OVERFLOW,
+                )
                 moved += 1
     return moved

@@ -5,7 +5,9 @@ group's queue. The caller holds the group row lock (`lock_group`), taken before 
 May import: routing's strategies and models, ticketing's core (models, lifecycle, transitions,
 notify), handler_groups, config."""
 
+import json
 import logging
+from collections.abc import Collection, Mapping
 from datetime import datetime
 
 from celery import current_app
@@ -17,7 +19,7 @@ from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
 from ticketing.transitions import apply_transition
 
-from .models import AssignmentEvent
+from .models import AssignmentEvent, RoutingDecision
 from .strategies.service import pick_handler
 
 logger = logging.getLogger(__name__)
@@ -25,6 +27,13 @@ logger = logging.getLogger(__name__)
 # The delayed offer check, enqueued by name (routing/tasks.py defines it): services and tasks
 # do not import each other both ways.
 RECLAIM_OFFER_TASK = "ticketing.reclaim_offer"
+
+
+DECISION_INSERT_SQL = (
+    f"INSERT INTO {RoutingDecision._meta.db_table} "
+    "(ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)"
+)
 
 
 def lock_group(group_id: int | None) -> HandlerGroup | None:
@@ -41,9 +50,10 @@ def route(
     group: HandlerGroup | None,
     actor_id: int | None,
     now: datetime,
-    exclude: frozenset[int] = frozenset(),
+    exclude: Mapping[int, str] | Collection[int] = frozenset(),
     overflowed: bool = False,
     defer_notice: bool = False,
+    trigger: str = RoutingDecision.Trigger.APPROVAL,
 ) -> Ticket:
     """Put an approved ticket that is waiting for a handler (submitted or pending assign) in
     front of the group's strategy: picked → pending process (offered to the handler when the
@@ -54,22 +64,41 @@ def route(
     With `defer_notice`, the agent is not told inside this transaction: the returned ticket
     carries `assignment_event_id`, and the caller calls `notices.send_assignment_notice` after
     commit (the routing sweep backs it up), so rendering and writing the notice happen outside
-    the group lock."""
-    handler_id, pick_ms = None, None
+    the group lock.
+
+    Every decision a group's strategy makes is recorded (one INSERT, RoutingDecision): what
+    it saw, `trigger` (why routing ran: approval, transfer, drain, reclaim, decline,
+    overflow, escalation) and the outcome."""
+    handler_id, pick_ms, members = None, None, None
     if group is not None:
         # No savepoint (two more statements under the lock): a strategy's own failure (Redis
         # down, a bug in Python) leaves the transaction usable and the ticket waits in the
         # pool; a failed SQL statement has aborted the transaction, so that one propagates
         # and the whole approval rolls back.
         try:
-            handler_id, pick_ms = pick_handler(
-                group=group, ticket_id=ticket.pk, now=now, exclude=exclude
-            )
+            pick = pick_handler(group=group, ticket_id=ticket.pk, now=now, exclude=exclude)
+            handler_id, pick_ms, members = pick.chosen, pick.pick_ms, pick.members
         except Exception:
             if _transaction_failed():
                 raise
             logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
-            handler_id = None
+            handler_id, members = None, []  # recorded as queued, with nothing seen
+    if members is not None:
+        if handler_id is None:
+            outcome = RoutingDecision.Outcome.QUEUED
+        elif group.offer_timeout_seconds:
+            outcome = RoutingDecision.Outcome.OFFERED
+        else:
+            outcome = RoutingDecision.Outcome.ASSIGNED
+        record_decision(
+            ticket_id=ticket.pk,
+            group=group,
+            trigger=trigger,
+            outcome=outcome,
+            chosen_id=handler_id,
+            members=members,
+            now=now,
+        )
     if handler_id is not None:
         ticket = apply_transition(
             ticket_id=ticket.pk,
@@ -113,6 +142,34 @@ def route(
             values={"queued_time": now},
         )
     return ticket
+
+
+def record_decision(
+    *,
+    ticket_id: int,
+    group: HandlerGroup,
+    trigger: str,
+    outcome: str,
+    chosen_id: int | None,
+    members: list[dict],
+    now: datetime,
+) -> None:
+    """Store one RoutingDecision: a single INSERT, raw (under the group lock the ORM's
+    create costs more than PostgreSQL's insert; the bench measures approvals with it)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            DECISION_INSERT_SQL,
+            [
+                ticket_id,
+                group.pk,
+                trigger,
+                group.assign_strategy,
+                outcome,
+                chosen_id,
+                json.dumps(members),
+                now,
+            ],
+        )
 
 
 def _transaction_failed() -> bool:

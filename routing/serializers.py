@@ -173,3 +173,33 @@ class StaffingOutput(serializers.Serializer):
     )
     aht_sample = serializers.IntegerField()
     hours = StaffingHour(many=True)
+
+
+class DecisionMemberOutput(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    state = serializers.CharField()
+    active = serializers.IntegerField()
+    max_active = serializers.IntegerField(allow_null=True)
+    open_offers = serializers.IntegerField(required=False)
+    online_since = serializers.DateTimeField(allow_null=True, required=False)
+    idle_since = serializers.DateTimeField(allow_null=True)
+    assigned_today = serializers.IntegerField()
+    eligible = serializers.BooleanField()
+    reason = serializers.CharField(allow_null=True, help_text="null when eligible")
+    why = serializers.CharField(help_text="This member's line in plain words")
+
+
+class RoutingDecisionOutput(serializers.Serializer):
+    created = serializers.DateTimeField()
+    trigger = serializers.CharField()
+    group_id = serializers.IntegerField(allow_null=True)
+    group_name = serializers.CharField(allow_null=True)
+    strategy = serializers.IntegerField()
+    strategy_label = serializers.CharField()
+    outcome = serializers.CharField()
+    chosen_id = serializers.IntegerField(allow_null=True)
+    chosen_username = serializers.CharField(allow_null=True)
+    headline = serializers.CharField()
+    members = DecisionMemberOutput(many=True)
+    summary = serializers.CharField(help_text='"Why this agent?" in plain words')

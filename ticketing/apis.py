@@ -6,6 +6,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.openapi import errors
+from routing.decisions import decisions_for
+from routing.serializers import RoutingDecisionOutput
 from sla import services as sla_services
 
 from . import access, selectors, services
@@ -251,6 +253,22 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         ticket = self._ticket()
         records = selectors.records_for(self._audience(), ticket)
         return Response(RecordOutput(records, many=True).data)
+
+    @extend_schema(
+        summary="Why this agent: a ticket's routing decisions",
+        description="Every routing decision about the ticket, oldest first: the strategy, "
+        "every member with their figures and, if not eligible, why, and the outcome. The "
+        "ticket's team only (its group's members and leader, its handler, staff): 404 for "
+        "everyone else.",
+        request=None,
+        responses={200: RoutingDecisionOutput(many=True), **errors(401, 404)},
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def routing(self, request: Request, pk=None) -> Response:
+        ticket = self._ticket()
+        if not self._audience().sees_internals(ticket):
+            raise Ticket.DoesNotExist  # routing internals: the team's only
+        return Response(RoutingDecisionOutput(decisions_for(ticket.pk), many=True).data)
 
     @extend_schema(
         summary="List the tickets awaiting approval",

@@ -329,12 +329,16 @@ def ticket_transfer(
             )
             notify.assigned(ticket)
             return ticket
-        return _to_group_pool(ticket_id, target_group, actor_id=user.pk, now=now, detail=detail)
+        return _to_group_pool(
+            ticket_id, target_group, actor_id=user.pk, now=now, detail=detail, trigger="transfer"
+        )
 
 
-def _to_group_pool(ticket_id: int, group, *, actor_id, now: datetime, detail: dict) -> Ticket:
+def _to_group_pool(
+    ticket_id: int, group, *, actor_id, now: datetime, detail: dict, trigger: str
+) -> Ticket:
     """Back to a pool, the group's (locked) strategy routing it: a transfer to a group, or an
-    escalation level's move."""
+    escalation level's move (`trigger`: "transfer" or "escalation", the routing decision's)."""
     ticket = apply_transition(
         ticket_id=ticket_id,
         transition=lifecycle.TRANSFER_TO_GROUP,
@@ -349,7 +353,7 @@ def _to_group_pool(ticket_id: int, group, *, actor_id, now: datetime, detail: di
         },
         detail=detail,
     )
-    return route(ticket=ticket, group=group, actor_id=actor_id, now=now)
+    return route(ticket=ticket, group=group, actor_id=actor_id, now=now, trigger=trigger)
 
 
 def ticket_escalate_to_group(*, ticket_id: int, group_id: int, level: int, now: datetime) -> Ticket:
@@ -368,7 +372,9 @@ def ticket_escalate_to_group(*, ticket_id: int, group_id: int, level: int, now: 
         if target is None or not target.is_enabled:
             raise InvalidArgument("reassign_group_id", "The group is missing or disabled.")
         detail = {"from_group_id": current, "to_group_id": group_id, "sla_level": level}
-        return _to_group_pool(ticket_id, target, actor_id=None, now=now, detail=detail)
+        return _to_group_pool(
+            ticket_id, target, actor_id=None, now=now, detail=detail, trigger="escalation"
+        )
 
 
 def _check_transfer_target(handler_id: int, group: HandlerGroup | None) -> None:

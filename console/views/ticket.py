@@ -24,6 +24,7 @@ from console.pages import (
     safe_next,
     visible_ticket,
 )
+from routing.decisions import decisions_for
 from sla import services as sla_services
 from sla.models import SlaOutcome
 from sla.selectors import sla_badge, sla_timeline
@@ -81,6 +82,8 @@ def render_ticket(
             timeline_svg(sla_timeline(ticket, outcome=outcome), now=now) if insider else ""
         ),
         "insider": insider,
+        # "Why this agent?": routing internals, the team's view only; newest decision first.
+        "routing_decisions": decisions_for(ticket.pk)[::-1] if insider else [],
         "replies": selectors.replies_for(audience, ticket),
         "records": _record_rows(audience, ticket),
         "actions": actions,

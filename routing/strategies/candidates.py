@@ -29,7 +29,8 @@ SELECT u.id, u.is_active, p.state, p.online_since, p.idle_since,
        (SELECT max(t.assigned_time) FROM oa_ticket_bill t
          WHERE t.handler_id = u.id) AS last_assigned,
        (SELECT c.max_active FROM oa_handler_member_capacity c
-         WHERE c.group_id = %(group)s AND c.user_id = u.id) AS own_cap
+         WHERE c.group_id = %(group)s AND c.user_id = u.id) AS own_cap,
+       u.username
 FROM {users} u LEFT JOIN oa_agent_presence p ON p.user_id = u.id
 WHERE u.id = ANY(%(ids)s)
 """
@@ -69,6 +70,7 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
             today,
             last,
             own_cap,
+            username,
         ) = row
         rows.append(
             MemberRow(
@@ -82,6 +84,7 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
                 assigned_today=today,
                 last_assigned=last,
                 max_active=own_cap if own_cap is not None else group.max_active,
+                username=username,
             )
         )
     return rows
