@@ -20,6 +20,7 @@ APPS = [
     "ticketing",
     "sla",
     "routing",
+    "insight",
     "console",
 ]
 

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "ticketing",
     "sla",
     "routing",
+    "insight",
     "console",
 ]
 

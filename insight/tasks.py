@@ -1,0 +1,10 @@
+"""Celery tasks of insight (enqueued by name: services.SIMULATE_TASK)."""
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(name=services.SIMULATE_TASK, ignore_result=True)
+def simulate(simulation_id: int) -> str:
+    return services.run_simulation(simulation_id)
