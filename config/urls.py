@@ -8,8 +8,9 @@ from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
 from config.docs import RedocView
 from config.health import healthz, readyz
 from config.metrics import prometheus_metrics
-from config.views import api_not_found
+from config.views import api_not_found, favicon
 from handler_groups.apis import HandlerGroupViewSet
+from insight.apis import SimulationViewSet
 from notifications.apis import NotificationViewSet
 from routing.apis import AssignmentMetricsView, ErlangCView, PresenceViewSet, StaffingView
 from routing.queue_apis import QueueMetricsView
@@ -25,6 +26,7 @@ router.register("handler-groups", HandlerGroupViewSet, basename="handler-group")
 router.register("notifications", NotificationViewSet, basename="notification")
 router.register("presence", PresenceViewSet, basename="presence")
 router.register("sla/rules", SlaRuleViewSet, basename="sla-rule")
+router.register("simulations", SimulationViewSet, basename="simulation")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -41,6 +43,7 @@ urlpatterns = [
     path("api/metrics/queue/", QueueMetricsView.as_view(), name="queue-metrics"),
     path("api/staffing/erlang-c/", ErlangCView.as_view(), name="staffing-erlang-c"),
     path("api/staffing/", StaffingView.as_view(), name="staffing"),
+    path("favicon.ico", favicon, name="favicon"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", prometheus_metrics, name="prometheus-metrics"),

@@ -25,3 +25,11 @@ def server_error(request):
             status=500,
         )
     return html_server_error(request)
+
+
+def favicon(request):
+    """Browsers ask for /favicon.ico on pages that name no icon (the admin, the API docs)."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+    from django.http import HttpResponsePermanentRedirect
+
+    return HttpResponsePermanentRedirect(staticfiles_storage.url("favicon.svg"))

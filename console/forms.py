@@ -12,10 +12,20 @@ from handler_groups.selectors import group_ids_for_user
 from ticketing.models import Priority, ReplyType, TicketStatus
 
 POOL_VIEWS = (
-    ("pending", "Pending"),
-    ("my_handling", "My handling"),
-    ("all", "All"),
+    ("mine", _("My work")),
+    ("pending", _("Pending")),
+    ("all", _("All")),
 )
+# Old links (?view=my_handling) open My work.
+POOL_VIEW_ALIASES = {"my_handling": "mine"}
+POOL_SORT_CHOICES = (
+    ("sla", _("SLA due")),
+    ("priority", _("Priority")),
+    ("age", _("Oldest first")),
+    ("-age", _("Newest first")),
+)
+# The order a tab shows when the query string names none.
+DEFAULT_SORT = {"mine": "sla", "pending": "-age", "all": "-age"}
 
 category_validator = RegexValidator(r"^[A-Za-z0-9_.-]*$", "Letters, digits, '.', '_' and '-' only.")
 
@@ -25,27 +35,48 @@ def _enabled_groups():
 
 
 class PoolFilterForm(forms.Form):
-    """The pool's tab and filters, read from the query string."""
+    """The pool's tab, search, sort and filters, read from the query string."""
 
-    view = forms.ChoiceField(choices=POOL_VIEWS, required=False)
+    view = forms.ChoiceField(
+        choices=[*POOL_VIEWS, *((alias, alias) for alias in POOL_VIEW_ALIASES)], required=False
+    )
+    q = forms.CharField(
+        label=_("Search"),
+        max_length=100,
+        required=False,
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": _("Title, bill code or applicant")}
+        ),
+    )
+    sort = forms.ChoiceField(
+        label=_("Sort"),
+        choices=POOL_SORT_CHOICES,
+        required=False,
+        error_messages={
+            "invalid_choice": _("sort: choose one of sla, priority, age or -age, not %(value)s.")
+        },
+    )
     priority = forms.TypedChoiceField(
-        choices=[("", "Any priority"), *Priority.choices],
+        label=_("Priority"),
+        choices=[("", _("Any priority")), *Priority.choices],
         coerce=int,
         empty_value=None,
         required=False,
     )
-    category = forms.CharField(max_length=50, required=False, validators=[category_validator])
+    category = forms.CharField(
+        label=_("Category"), max_length=50, required=False, validators=[category_validator]
+    )
     ticket_status = forms.TypedChoiceField(
-        label="Status",
-        choices=[("", "Any status"), *TicketStatus.choices],
+        label=_("Status"),
+        choices=[("", _("Any status")), *TicketStatus.choices],
         coerce=int,
         empty_value=None,
         required=False,
     )
     handler_group = forms.ModelChoiceField(
-        label="Group",
+        label=_("Group"),
         queryset=HandlerGroup.objects.none(),
-        empty_label="Any group",
+        empty_label=_("Any group"),
         required=False,
     )
 
@@ -57,12 +88,27 @@ class PoolFilterForm(forms.Form):
             groups = groups.filter(pk__in=group_ids_for_user(user))
         self.fields["handler_group"].queryset = groups
 
-    def pool_arguments(self) -> dict:
+    def chosen_view(self, default: str = "pending") -> str:
+        view = (self.cleaned_data.get("view") if self.is_bound else None) or default
+        return POOL_VIEW_ALIASES.get(view, view)
+
+    def filter_count(self) -> int:
+        """How many of the folded filters are set (shown on the fold's summary)."""
+        names = ("priority", "category", "ticket_status", "handler_group")
+        return sum(1 for name in names if self.data.get(name) not in (None, ""))
+
+    def pool_arguments(self, default_view: str = "pending") -> dict:
         """Keyword arguments for `ticketing.selectors.pool_for`."""
         data = self.cleaned_data
         group = data.get("handler_group")
+        view = self.chosen_view(default_view)
+        sort = data.get("sort") or None
+        if sort is None and view == "mine":
+            sort = DEFAULT_SORT["mine"]
         return {
-            "view": data.get("view") or "pending",
+            "view": view,
+            "q": data.get("q") or None,
+            "sort": sort,
             "priority": data.get("priority"),
             "category": data.get("category") or None,
             "ticket_status": data.get("ticket_status"),
@@ -185,3 +231,44 @@ class ProfileForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["time_zone"].choices = [(name, name) for name in time_zone_names()]
         self.fields["language"].choices = [("", _("As the browser asks")), *settings.LANGUAGES]
+
+
+class TicketIdsField(forms.Field):
+    """Ticket ids sent as repeated `ticket` values (the approvals queue's checkboxes)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, *, max_count: int, **kwargs):
+        self.max_count = max_count
+        super().__init__(**kwargs)
+
+    def to_python(self, value) -> list[int]:
+        if not value:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        ids = []
+        for item in value:
+            text = str(item).strip()
+            if not text.isascii() or not text.isdigit() or int(text) < 1:
+                raise forms.ValidationError(_("That is not a list of tickets."), code="invalid")
+            if int(text) not in ids:
+                ids.append(int(text))
+        return ids
+
+    def validate(self, value: list[int]) -> None:
+        if not value:
+            raise forms.ValidationError(_("Select at least one ticket."), code="required")
+        if len(value) > self.max_count:
+            raise forms.ValidationError(
+                _("Select at most %(max)d tickets at a time.") % {"max": self.max_count},
+                code="max_count",
+            )
+
+
+class BulkApproveForm(forms.Form):
+    """The approvals queue's "Approve selected": up to MAX_TICKETS ticket ids."""
+
+    MAX_TICKETS = 100
+
+    ticket = TicketIdsField(max_count=MAX_TICKETS)

@@ -1,13 +1,15 @@
 from django.urls import path
 
-from .views import applicant, approvals, pool, profile, sla, supervisor, ticket
+from .views import applicant, approvals, home, profile, sla, supervisor, ticket
 
 app_name = "console"
 
 urlpatterns = [
-    path("", pool.pool, name="pool"),
+    # Home by role: My work for agents, else a redirect to Approvals or My tickets.
+    path("", home.home, name="pool"),
     path("my-tickets/", applicant.my_tickets, name="my-tickets"),
     path("approvals/", approvals.approvals, name="approvals"),
+    path("approvals/bulk/", approvals.bulk_approve, name="approvals-bulk"),
     path("submit/", applicant.submit, name="submit"),
     path("sla/", sla.sla_compliance, name="sla"),
     path("supervisor/", supervisor.supervisor, name="supervisor"),

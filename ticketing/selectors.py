@@ -1,9 +1,17 @@
 """Reads: the ticket pool (the same selectors serve the API and the console)."""
 
-from django.db.models import QuerySet
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 
 from .access import Audience, is_approver, pool_scope, visible_tickets
-from .models import ProcessStatus, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
+from .models import (
+    OPEN_STATUSES,
+    ProcessStatus,
+    ReplyType,
+    Ticket,
+    TicketRecord,
+    TicketReply,
+    TicketStatus,
+)
 
 MY_HANDLING_DEFAULT = (
     TicketStatus.PENDING_PROCESS,
@@ -27,6 +35,82 @@ def pool_all_for(user) -> QuerySet[Ticket]:
     return Ticket.objects.filter(pool_scope(user))
 
 
+# The agent's "My work": what is handed to them and not yet accepted, then what they are
+# working on, then what waits on the applicant (its resolve clock paused).
+MY_WORK_DEFAULT = (TicketStatus.PENDING_PROCESS, TicketStatus.PROCESSING)
+MY_WORK_SECTIONS = ("offered", "in_progress", "paused", "other")
+
+
+def pool_my_work_for(user, *, ticket_status: int | None = None) -> QuerySet[Ticket]:
+    qs = Ticket.objects.filter(handler=user)
+    if ticket_status is None:
+        return qs.filter(ticket_status__in=MY_WORK_DEFAULT)
+    return qs.filter(ticket_status=ticket_status)
+
+
+def with_work_section(qs: QuerySet[Ticket]) -> QuerySet[Ticket]:
+    """`work_section`: 0 offered or assigned and not accepted, 1 in progress, 2 paused (waiting
+    on the applicant), 3 anything else (a status the agent filtered for)."""
+    return qs.annotate(
+        work_section=Case(
+            When(ticket_status=TicketStatus.PENDING_PROCESS, then=Value(0)),
+            When(ticket_status=TicketStatus.PROCESSING, sla_paused=False, then=Value(1)),
+            When(ticket_status=TicketStatus.PROCESSING, sla_paused=True, then=Value(2)),
+            default=Value(3),
+            output_field=IntegerField(),
+        )
+    )
+
+
+def with_sla_due(qs: QuerySet[Ticket]) -> QuerySet[Ticket]:
+    """`sla_due`: the deadline of the clock the SLA badge shows (response until first
+    accepted, then resolve); None when no clock runs (closed, completed, paused, no rule)."""
+    return qs.annotate(
+        sla_due=Case(
+            When(~Q(process_status=ProcessStatus.APPROVED), then=Value(None)),
+            When(~Q(ticket_status__in=OPEN_STATUSES), then=Value(None)),
+            When(
+                responded_time__isnull=True,
+                response_deadline__isnull=False,
+                then=F("response_deadline"),
+            ),
+            When(sla_paused=True, then=Value(None)),
+            default=F("resolve_deadline"),
+        )
+    )
+
+
+def search_tickets(qs: QuerySet[Ticket], q: str | None) -> QuerySet[Ticket]:
+    """Title, bill code or the applicant's username containing `q` (any case)."""
+    q = (q or "").strip()
+    if not q:
+        return qs
+    return qs.filter(
+        Q(title__icontains=q) | Q(bill_code__icontains=q) | Q(creator__username__icontains=q)
+    )
+
+
+# sort: sla = most urgent deadline first (no clock last), priority = urgent first,
+# age = oldest first, -age = newest first. None: newest first by id (the pool index).
+POOL_SORTS = ("sla", "priority", "age", "-age")
+
+
+def sort_tickets(qs: QuerySet[Ticket], sort: str | None) -> QuerySet[Ticket]:
+    if sort is None:
+        return qs.order_by("-id")
+    if sort not in POOL_SORTS:
+        raise ValueError(f"sort must be one of {', '.join(POOL_SORTS)}")
+    if sort == "age":
+        return qs.order_by("submitted_time", "id")
+    if sort == "-age":
+        return qs.order_by("-submitted_time", "-id")
+    qs = with_sla_due(qs)
+    due = F("sla_due").asc(nulls_last=True)
+    if sort == "priority":
+        return qs.order_by("-priority", due, "submitted_time", "id")
+    return qs.order_by(due, "-priority", "submitted_time", "id")
+
+
 def pool_for(
     user,
     *,
@@ -35,11 +119,18 @@ def pool_for(
     category: str | None = None,
     ticket_status: int | None = None,
     handler_group: int | None = None,
+    q: str | None = None,
+    sort: str | None = None,
 ) -> QuerySet[Ticket]:
+    """The agent's lists: pending (their groups' pool), my_handling (theirs in 2, 3, 4),
+    mine ("My work": theirs in 2, 3, by section first) and all (their groups')."""
     if view == "pending":
         qs = pool_pending_for(user)
     elif view == "my_handling":
         qs = pool_my_handling_for(user, ticket_status=ticket_status)
+        ticket_status = None
+    elif view == "mine":
+        qs = pool_my_work_for(user, ticket_status=ticket_status)
         ticket_status = None
     else:
         qs = pool_all_for(user)
@@ -51,7 +142,22 @@ def pool_for(
         qs = qs.filter(ticket_status=ticket_status)
     if handler_group is not None:
         qs = qs.filter(handler_group_id=handler_group)
-    return qs.order_by("-id")
+    qs = search_tickets(qs, q)
+    if view == "mine":
+        ordered = sort_tickets(with_work_section(qs), sort or "sla")
+        return ordered.order_by("work_section", *ordered.query.order_by)
+    return sort_tickets(qs, sort)
+
+
+def pool_counts_for(user) -> dict[str, int]:
+    """The agent's tab counts in one query: mine (My work), pending and all."""
+    scope = pool_scope(user)
+    mine = Q(handler=user, ticket_status__in=MY_WORK_DEFAULT)
+    return Ticket.objects.filter(scope | Q(handler=user)).aggregate(
+        mine=Count("id", filter=mine),
+        pending=Count("id", filter=scope & Q(ticket_status=TicketStatus.PENDING_ASSIGN)),
+        all=Count("id", filter=scope),
+    )
 
 
 def my_submitted_tickets(user) -> QuerySet[Ticket]:

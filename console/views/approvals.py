@@ -1,48 +1,130 @@
-"""The approvers' queue and the approve / reject actions."""
+"""The approvers' queue and the approve / reject actions: approve or reject in the row or on
+the ticket page, approve many selected rows at once. After each action the approver is back
+on the queue, with the next waiting ticket highlighted (and named in the message)."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from config.errors import Forbidden, InvalidArgument
-from console.badges import with_badges
-from console.forms import RejectForm
-from console.pages import LIST_RELATED, PAGE_SIZE, perform, render_console, visible_ticket
+from config.errors import ConflictError, Forbidden, InvalidArgument
+from console.forms import BulkApproveForm, RejectForm
+from console.pages import PAGE_SIZE, error_message, perform, render_console, visible_ticket
 from ticketing import access, selectors, services
+from ticketing.lifecycle import IllegalTransition
+from ticketing.models import ProcessStatus, Ticket
 
 from .ticket import action_failed
+
+QUEUE_RELATED = ("creator", "handler_group")
+
+
+def _require_approver(request: HttpRequest) -> None:
+    try:
+        access.require_approver(request.user)
+    except Forbidden as exc:
+        raise PermissionDenied(str(exc)) from None
+
+
+def _queue(user):
+    return selectors.awaiting_approval_for(user)
+
+
+def _focus(request: HttpRequest, queue) -> Ticket | None:
+    """The ticket named by `?focus=<id>` (the next one after an action), if still waiting."""
+    raw = request.GET.get("focus", "")
+    if not raw.isascii() or not raw.isdigit():
+        return None
+    return queue.filter(pk=int(raw)).first()
+
+
+def _page_of(queue, ticket: Ticket) -> int:
+    """The queue page (oldest first) that shows `ticket`."""
+    before = queue.filter(
+        Q(submitted_time__lt=ticket.submitted_time)
+        | Q(submitted_time=ticket.submitted_time, pk__lt=ticket.pk)
+    ).count()
+    return before // PAGE_SIZE + 1
+
+
+def next_waiting(user, after: Ticket) -> Ticket | None:
+    """The ticket to look at after acting on `after`: the next one in the queue's order,
+    else (it was the last) the oldest one still waiting; None when the queue is empty."""
+    queue = _queue(user).exclude(pk=after.pk)
+    later = queue.filter(
+        Q(submitted_time__gt=after.submitted_time)
+        | Q(submitted_time=after.submitted_time, pk__gt=after.pk)
+    )
+    return later.first() or queue.first()
+
+
+def queue_url(focus: Ticket | None = None) -> str:
+    url = reverse("console:approvals")
+    if focus is None:
+        return url
+    return f"{url}?focus={focus.pk}#ticket-{focus.pk}"
+
+
+def _render_queue(request: HttpRequest, *, status: int = 200) -> HttpResponse:
+    queue = _queue(request.user)
+    focus = _focus(request, queue)
+    page_number = request.GET.get("page")
+    if focus is not None and not page_number:
+        page_number = _page_of(queue, focus)
+    page = Paginator(queue.select_related(*QUEUE_RELATED), PAGE_SIZE).get_page(page_number)
+    return render_console(
+        request,
+        "console/approvals.html",
+        {
+            "page": page,
+            "tickets": list(page),
+            "focus": focus,
+            "max_bulk": BulkApproveForm.MAX_TICKETS,
+        },
+        status=status,
+    )
 
 
 @login_required
 @require_GET
 def approvals(request: HttpRequest) -> HttpResponse:
-    """The approvers' queue: submitted tickets awaiting approval, oldest first."""
-    try:
-        access.require_approver(request.user)
-    except Forbidden as exc:
-        raise PermissionDenied(str(exc)) from None
-    tickets = selectors.awaiting_approval_for(request.user).select_related(*LIST_RELATED)
-    page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render_console(
-        request,
-        "console/approvals.html",
-        {"page": page, "tickets": with_badges(page, timezone.now())},
+    """The approvers' queue: submitted tickets awaiting approval, oldest first, each with a
+    preview of its content and its own Approve / Reject; `?focus=<id>` highlights one."""
+    _require_approver(request)
+    return _render_queue(request)
+
+
+def _done(message: str, upcoming: Ticket | None) -> str:
+    if upcoming is None:
+        return message + " " + _("Nothing else is waiting for approval.")
+    return (
+        message
+        + " "
+        + _("Next: %(code)s %(title)s.") % {"code": upcoming.bill_code, "title": upcoming.title}
     )
 
 
 @login_required
 @require_POST
 def ticket_approve(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    """Approve from the row or from the ticket page; on success back to the queue with the
+    next waiting ticket highlighted. A refusal shows the ticket page (403 / 409)."""
     ticket = visible_ticket(request, ticket_id)
+    upcoming = next_waiting(request.user, ticket) if access.is_approver(request.user) else None
     return perform(
         request,
         ticket,
         action="approve",
         call=lambda: services.ticket_approve(ticket_id=ticket.pk, approver=request.user),
-        success=f"{ticket.bill_code} is approved and routed.",
+        success=_done(_("%(code)s is approved and routed.") % {"code": ticket.bill_code}, upcoming),
+        redirect_to=queue_url(upcoming),
         render_failure=action_failed,
     )
 
@@ -50,6 +132,7 @@ def ticket_approve(request: HttpRequest, ticket_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def ticket_reject(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    """Reject with a reason (required: the applicant is told it); then as for approve."""
     ticket = visible_ticket(request, ticket_id)
     try:
         access.require("reject", request.user, ticket)
@@ -57,8 +140,12 @@ def ticket_reject(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return action_failed(request, ticket.pk, exc)
     form = RejectForm(request.POST)
     if not form.is_valid():
-        exc = InvalidArgument("reason", "Give a reason for the rejection.")
+        exc = InvalidArgument("reason", _("Give a reason for the rejection."))
         return action_failed(request, ticket.pk, exc, forms={"reject": form})
+    upcoming = next_waiting(request.user, ticket)
+    message = _("%(code)s is rejected; the applicant has been told why.") % {
+        "code": ticket.bill_code
+    }
     return perform(
         request,
         ticket,
@@ -66,6 +153,61 @@ def ticket_reject(request: HttpRequest, ticket_id: int) -> HttpResponse:
         call=lambda: services.ticket_reject(
             ticket_id=ticket.pk, approver=request.user, reason=form.cleaned_data["reason"]
         ),
-        success=f"{ticket.bill_code} is rejected; the applicant has been told why.",
+        success=_done(message, upcoming),
+        redirect_to=queue_url(upcoming),
         render_failure=action_failed,
     )
+
+
+def _why_not(ticket: Ticket | None, exc: Exception) -> str:
+    """A few words on why one ticket of a bulk approval was not approved."""
+    if ticket is None:
+        return _("not found")
+    if isinstance(exc, IllegalTransition):
+        status = Ticket.objects.filter(pk=ticket.pk).values_list("process_status", flat=True)
+        reasons = {
+            ProcessStatus.APPROVED: _("already approved"),
+            ProcessStatus.REJECTED: _("already rejected"),
+            ProcessStatus.CANCELLED: _("cancelled by the applicant"),
+        }
+        return reasons.get(status.first(), _("no longer awaiting approval"))
+    return error_message(exc)
+
+
+@login_required
+@require_POST
+def bulk_approve(request: HttpRequest) -> HttpResponse:
+    """Approve the selected tickets, each in its own transaction (services.ticket_approve):
+    one that fails (approved by someone else meanwhile, cancelled, not visible) is named in
+    the message and the others go through. A bad list of ids: the queue again with 400."""
+    _require_approver(request)
+    form = BulkApproveForm(request.POST)
+    if not form.is_valid():
+        for error in form.errors.get("ticket", []):
+            messages.error(request, error)
+        return _render_queue(request, status=400)
+    approved: list[str] = []
+    failed: list[str] = []
+    for ticket_id in form.cleaned_data["ticket"]:
+        ticket = None
+        try:
+            ticket = selectors.ticket_for(request.user, ticket_id)
+            access.require("approve", request.user, ticket)
+            services.ticket_approve(ticket_id=ticket.pk, approver=request.user)
+        except Ticket.DoesNotExist as exc:
+            failed.append(f"#{ticket_id} ({_why_not(None, exc)})")
+        except (ConflictError, Forbidden, InvalidArgument) as exc:
+            failed.append(f"{ticket.bill_code} ({_why_not(ticket, exc)})")
+        else:
+            approved.append(ticket.bill_code)
+    summary = ngettext("Approved %(count)d.", "Approved %(count)d.", len(approved)) % {
+        "count": len(approved)
+    }
+    if failed:
+        summary += " " + ngettext(
+            "%(count)d could not be approved: %(tickets)s.",
+            "%(count)d could not be approved: %(tickets)s.",
+            len(failed),
+        ) % {"count": len(failed), "tickets": ", ".join(failed)}
+    (messages.warning if failed else messages.success)(request, summary)
+    return redirect(queue_url(_queue(request.user).first()))

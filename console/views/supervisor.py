@@ -20,9 +20,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from console.charts import staffing_chart_svg
+from console.charts import comparison_chart_svg, staffing_chart_svg
 from console.pages import render_console
 from handler_groups.models import GroupStatus, HandlerGroup
+from insight.models import Simulation
 from routing.models import AssignmentEvent
 from routing.selectors import presence_rows
 from routing.staffing import staffing
@@ -140,12 +141,29 @@ def supervisor(request: HttpRequest) -> HttpResponse:
     return render_console(request, "console/supervisor.html", context)
 
 
-def latest_simulation(group: HandlerGroup | None):
-    """The group's latest finished simulation, drawn side by side (insight app)."""
-    try:
-        from insight.models import Simulation
-    except ImportError:  # the simulator app is not installed
-        return None
+def latest_simulation(group: HandlerGroup | None) -> dict | None:
+    """The group's latest finished simulation, its strategies side by side."""
     if group is None:
         return None
-    return Simulation.objects.filter(group=group, status="done").order_by("-created").first()
+    simulation = (
+        Simulation.objects.filter(group=group, status="done").order_by("-created").first()
+    )
+    if simulation is None or not simulation.result:
+        return None
+    rows = simulation.result.get("strategies") or []
+    return {
+        "simulation": simulation,
+        "rows": rows,
+        "wait_chart": comparison_chart_svg(
+            rows,
+            metric="wait_p95_seconds",
+            label=_("Wait to assignment, p95 (seconds)"),
+            element_id="simulation-wait",
+        ),
+        "spread_chart": comparison_chart_svg(
+            rows,
+            metric="count_stddev",
+            label=_("Tickets per agent, standard deviation"),
+            element_id="simulation-spread",
+        ),
+    }

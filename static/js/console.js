@@ -73,11 +73,33 @@
     });
   }
 
+  // Filters fold away on a phone: <details data-open-wide> starts open on wider screens.
+  function openWideFolds() {
+    if (!window.matchMedia || !window.matchMedia("(min-width: 600px)").matches) {
+      return;
+    }
+    document.querySelectorAll("details[data-open-wide]").forEach(function (fold) {
+      fold.open = true;
+    });
+  }
+
+  // A <select data-autosubmit> (the work list's sort) applies as soon as it changes.
+  function autosubmitSelects() {
+    document.addEventListener("change", function (event) {
+      var select = event.target;
+      if (select.matches && select.matches("select[data-autosubmit]") && select.form) {
+        select.form.requestSubmit ? select.form.requestSubmit() : select.form.submit();
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var badge = document.getElementById("unread-badge");
     if (badge && badge.getAttribute("data-poll-url")) {
       startBadgePolling(badge);
     }
     confirmButtons();
+    openWideFolds();
+    autosubmitSelects();
   });
 })();

@@ -1,6 +1,6 @@
 """The console in a real browser (Playwright + Debian's chromium) against a live server: a
-handler logs in, accepts a ticket from the pending tab, sees it in my_handling, gets a ticket
-assigned and watches the inbox badge change without reloading, then reads the message. An
+handler logs in (to My work), accepts a ticket from the pending tab, sees it in My work, gets
+a ticket assigned and watches the inbox badge change without reloading, then reads the message. An
 applicant sees their ticket with the public reply only. A screenshot of each page goes to
 $TEST_ARTIFACTS_DIR/screenshots."""
 
@@ -19,12 +19,13 @@ PASSWORD = "pw"
 TIMEOUT_MS = 10_000
 
 
-def log_in(page, base_url: str, username: str) -> None:
+def log_in(page, base_url: str, username: str, lands_on: str = "/console/") -> None:
+    """Log in; /console/ is each person's home (My work for agents, My tickets otherwise)."""
     page.goto(f"{base_url}/accounts/login/")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{base_url}/console/")
+    expect(page).to_have_url(f"{base_url}{lands_on}")
 
 
 def submit_ticket(creator, group, title, priority=2, category=""):
@@ -75,7 +76,11 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(f"{base}/console/")
 
-    # The pending tab lists both pool tickets; accept one.
+    # The agent lands on My work (nothing of theirs yet); the pending tab lists both pool
+    # tickets; accept one.
+    expect(page.locator(".empty-title")).to_have_text("Nothing assigned to you right now.")
+    page.locator('.tabs a[data-view="pending"]').click()
+    expect(page).to_have_url(re.compile(r"view=pending"))
     vpn_row = page.locator(f'tr[data-ticket-id="{vpn.pk}"]')
     expect(vpn_row).to_be_visible()
     expect(page.locator(f'tr[data-ticket-id="{printer.pk}"]')).to_be_visible()
@@ -86,9 +91,9 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     expect(vpn_row).to_have_count(0)
     assert Ticket.objects.get(pk=vpn.pk).ticket_status == TicketStatus.PROCESSING
 
-    # ... and it has moved to my_handling.
-    page.get_by_role("link", name="My handling").click()
-    expect(page).to_have_url(re.compile(r"view=my_handling"))
+    # ... and it has moved to My work.
+    page.locator('.tabs a[data-view="mine"]').click()
+    expect(page).to_have_url(re.compile(r"view=mine"))
     expect(vpn_row).to_be_visible()
     expect(vpn_row).to_contain_text("processing")
     # Taking it from the pool put its assignment notice in the inbox: the badge says so.
@@ -145,7 +150,7 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     applicant_context = browser.new_context(viewport={"width": 1280, "height": 800})
     applicant_context.set_default_timeout(TIMEOUT_MS)
     applicant_page = applicant_context.new_page()
-    log_in(applicant_page, base, "alice")
+    log_in(applicant_page, base, "alice", lands_on="/console/my-tickets/")
     applicant_page.get_by_role("link", name="My tickets").click()
     for ticket in (vpn, printer, outage):
         expect(applicant_page.locator(f'tr[data-ticket-id="{ticket.pk}"]')).to_be_visible()
@@ -169,6 +174,8 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     phone.set_default_timeout(TIMEOUT_MS)
     phone_page = phone.new_page()
     log_in(phone_page, base, "hana")
+    expect(phone_page.locator(f'tr[data-ticket-id="{outage.pk}"]')).to_be_visible()
+    phone_page.locator('.tabs a[data-view="pending"]').click()
     expect(phone_page.locator(f'tr[data-ticket-id="{printer.pk}"]')).to_be_visible()
     scroll_width = phone_page.evaluate("() => document.documentElement.scrollWidth")
     assert scroll_width <= 390

@@ -18,6 +18,8 @@ from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply, Tick
 pytestmark = pytest.mark.django_db
 
 CONSOLE = "/console/"
+# The pool's Pending tab (a bare /console/ is each person's home: My work for agents).
+PENDING = "/console/?view=pending"
 
 
 def detail(ticket):
@@ -67,7 +69,7 @@ def test_root_redirects_to_the_console(client):
     assert response.status_code == 302 and response["Location"] == "/console/"
 
 
-def test_login_page_logs_in_and_lands_on_the_console(client, handlers):
+def test_login_page_logs_in_and_lands_on_the_console(client, handlers, group):
     page = client.get("/accounts/login/")
     assert page.status_code == 200 and 'name="password"' in text(page)
     response = client.post("/accounts/login/", {"username": "handler0", "password": "pw"})
@@ -91,7 +93,7 @@ def test_logout_is_a_post_and_leaves_the_console(as_user, handlers):
 
 
 def test_pending_tab_lists_pool_tickets_with_an_accept_button(as_user, handlers, pooled):
-    response = as_user(handlers[0]).get(CONSOLE)
+    response = as_user(handlers[0]).get(PENDING)
     assert response.status_code == 200
     body = text(response)
     assert pooled.bill_code in body
@@ -99,7 +101,7 @@ def test_pending_tab_lists_pool_tickets_with_an_accept_button(as_user, handlers,
 
 
 def test_pool_shows_no_accept_button_to_a_leader_who_is_not_a_member(as_user, leader, pooled):
-    body = text(as_user(leader).get(CONSOLE))
+    body = text(as_user(leader).get(PENDING))
     assert pooled.bill_code in body
     assert action(pooled, "accept") not in body
 
@@ -107,8 +109,9 @@ def test_pool_shows_no_accept_button_to_a_leader_who_is_not_a_member(as_user, le
 @pytest.mark.parametrize(
     ("view", "message"),
     [
-        ("pending", "No tickets waiting — nice."),
-        ("my_handling", "You are not handling any tickets right now."),
+        ("mine", "Nothing assigned to you right now."),
+        ("my_handling", "Nothing assigned to you right now."),  # the old name of My work
+        ("pending", "No tickets waiting in your groups&#x27; pools."),
         ("all", "No tickets in your groups yet."),
     ],
 )
@@ -416,14 +419,14 @@ def test_pool_rows_carry_the_sla_badge_of_the_running_clock(as_user, handlers, p
     Ticket.objects.filter(pk=pooled.pk).update(
         response_deadline=now + timedelta(hours=2, minutes=5, seconds=40)
     )
-    body = text(as_user(handlers[0]).get(CONSOLE))
+    body = text(as_user(handlers[0]).get(PENDING))
     assert re.search(r'sla-badge sla-ok".*?response</span> 2h 0[45]m left', body, re.S)
     Ticket.objects.filter(pk=pooled.pk).update(response_deadline=now + timedelta(minutes=10))
-    assert "sla-badge sla-warning" in text(as_user(handlers[0]).get(CONSOLE))
+    assert "sla-badge sla-warning" in text(as_user(handlers[0]).get(PENDING))
     Ticket.objects.filter(pk=pooled.pk).update(
         response_deadline=now - timedelta(minutes=15, seconds=20), response_timeout=True
     )
-    body = text(as_user(handlers[0]).get(CONSOLE))
+    body = text(as_user(handlers[0]).get(PENDING))
     assert "sla-badge sla-breached" in body and "overdue 15m" in body
 
 
@@ -525,7 +528,7 @@ def test_every_console_page_carries_the_unread_badge(as_user, applicant, pooled,
     notify(applicant, "b")
     client = as_user(applicant)
     for url in (CONSOLE, "/console/my-tickets/", "/console/submit/", detail(pooled), "/inbox/"):
-        body = text(client.get(url))
+        body = text(client.get(url, follow=True))  # an applicant's /console/ is My tickets
         badge = re.search(r'<span id="unread-badge"[^>]*>([^<]*)</span>', body)
         assert badge is not None, url
         assert badge.group(1) == "2", url
@@ -533,7 +536,7 @@ def test_every_console_page_carries_the_unread_badge(as_user, applicant, pooled,
         assert 'data-poll-url="/api/notifications/unread-count/"' in badge.group(0)
 
 
-def test_the_badge_polls_every_15_seconds_by_default(as_user, handlers):
+def test_the_badge_polls_every_15_seconds_by_default(as_user, handlers, group):
     assert 'data-poll-ms="15000"' in text(as_user(handlers[0]).get(CONSOLE))
 
 
@@ -576,7 +579,7 @@ def test_a_ticket_with_no_group_is_acceptable_by_any_handler(as_user, submit, ap
     services.ticket_approve(ticket_id=ticket.pk, approver=approver)
     other_group_member = UserFactory()
     HandlerGroupFactory(members=[other_group_member])
-    body = text(as_user(other_group_member).get(CONSOLE))
+    body = text(as_user(other_group_member).get(PENDING))
     assert f'action="{action(ticket, "accept")}"' in body
 
 

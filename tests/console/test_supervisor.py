@@ -95,3 +95,23 @@ def test_members_and_applicants_are_refused_and_strangers_sent_to_log_in(
 def test_the_navigation_links_the_dashboard_for_leaders_only(as_user, leader, handlers, floor):
     assert "/console/supervisor/" in as_user(leader).get("/console/").content.decode()
     assert "/console/supervisor/" not in as_user(handlers[0]).get("/console/").content.decode()
+
+
+def test_the_latest_simulation_is_shown_side_by_side(as_user, leader, group, floor):
+    from insight.models import Simulation
+
+    rows = [
+        {"strategy": code, "strategy_label": label, "wait_p50_seconds": p50,
+         "wait_p95_seconds": p95, "sla_response_breaches": 0, "max_queue_length": 2,
+         "count_stddev": spread, "occupancy_stddev": 0.1}
+        for code, label, p50, p95, spread in [
+            (1, "round robin", 10.0, 95.0, 1.0), (4, "longest idle", 8.0, 60.0, 2.0)
+        ]
+    ]  # fmt: skip
+    Simulation.objects.create(
+        group=group, params={}, status="done", result={"strategies": rows},
+        created_by=leader, finished=timezone.now(),
+    )  # fmt: skip
+    html = as_user(leader).get("/console/supervisor/").content.decode()
+    assert 'id="simulation-wait"' in html and 'id="simulation-spread"' in html
+    assert "round robin" in html and "longest idle" in html and "95.0" in html

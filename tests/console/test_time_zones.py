@@ -92,3 +92,10 @@ def test_the_api_answers_iso_8601_with_an_offset_in_any_zone(as_user, handlers, 
     body = client.get(f"/api/tickets/{ticket.pk}/").json()
     submitted = parse_datetime(body["submitted_time"])
     assert submitted.utcoffset() is not None and submitted == T0
+
+
+def test_every_page_names_an_icon_and_favicon_ico_leads_to_it(as_user, handlers, client):
+    html = as_user(handlers[0]).get("/console/", follow=True).content.decode()
+    assert 'rel="icon"' in html and "favicon.svg" in html
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.svg")

@@ -64,6 +64,9 @@ BODIES = {
     "group": {"name": "matrix-new"},
     "rename": {"name": "renamed"},
     "busy": {"state": "busy"},
+    "bulk": {"ticket": "{sub}"},  # the approvals queue's "Approve selected"
+    "sim": {"synthetic": {"agents": 2, "calls": 5}},
+    "simgrp": {"group": "{group}", "from": "2026-11-02", "to": "2026-11-02"},
     "rank": {
         "queue": [
             {
@@ -103,6 +106,10 @@ MATRIX = [
     ("GET   /api/tickets/{ng}/replies/",             None,     "401 200 404 200 200 200 200 200"),
     ("GET   /api/tickets/{pool}/records/",           None,     "401 200 404 200 404 200 200 200"),
     ("GET   /api/tickets/{ng}/records/",             None,     "401 200 404 200 200 200 200 200"),
+    ("GET   /api/tickets/{sub}/routing/",            None,     "401 404 404 404 404 404 404 200"),
+    ("GET   /api/tickets/{pool}/routing/",           None,     "401 404 404 200 404 200 404 200"),
+    ("GET   /api/tickets/{ng}/routing/",             None,     "401 404 404 200 200 200 404 200"),
+    ("GET   /api/tickets/{col}/routing/",            None,     "401 404 404 200 404 200 404 200"),
     # --- tickets: replies
     ("POST  /api/tickets/{pool}/replies/",           "reply",  "401 201 404 201 404 201 403 201"),
     ("POST  /api/tickets/{ng}/replies/",             "reply",  "401 201 404 201 201 201 403 201"),
@@ -154,11 +161,14 @@ MATRIX = [
     ("GET   /api/metrics/assignment/?group={group}", None,     "401 403 403 403 403 200 403 200"),
     ("GET   /api/metrics/queue/?group={group}",      None,     "401 403 403 403 403 200 403 200"),
     ("POST  /api/queueing/rank/",                    "rank",   "401 403 403 403 403 403 403 200"),
+    ("POST  /api/simulations/",                      "sim",    "401 403 403 403 403 202 403 202"),
+    ("POST  /api/simulations/",                      "simgrp", "401 403 403 403 403 202 403 202"),
     ("POST  /api/auth/logout/",                      None,     "401 204 204 204 204 204 204 204"),
     ("POST  /api/auth/logout-all/",                  None,     "401 204 204 204 204 204 204 204"),
     ("GET   /metrics",                               None,     "401 403 403 403 403 403 403 200"),
     # --- console pages
-    ("GET   /console/",                              None,     "lgn 200 200 200 200 200 200 200"),
+    # /console/ is home by role: My work for agents; a redirect to My tickets or Approvals.
+    ("GET   /console/",                              None,     "lgn 302 302 200 200 200 302 200"),
     ("GET   /console/?view=all",                     None,     "lgn 200 200 200 200 200 200 200"),
     ("GET   /console/my-tickets/",                   None,     "lgn 200 200 200 200 200 200 200"),
     ("GET   /console/approvals/",                    None,     "lgn 403 403 403 403 403 200 200"),
@@ -192,6 +202,7 @@ MATRIX = [
     ("POST  /console/tickets/{ng}/approve/",         None,     "lgn 403 404 403 403 403 409 409"),
     ("POST  /console/tickets/{sub}/reject/",         "reason", "lgn 403 404 404 404 404 302 302"),
     ("POST  /console/tickets/{ng}/reject/",          "reason", "lgn 403 404 403 403 403 409 409"),
+    ("POST  /console/approvals/bulk/",               "bulk",   "lgn 403 403 403 403 403 302 302"),
     # --- inbox pages ({msg} is the applicant's)
     ("GET   /inbox/",                                None,     "lgn 200 200 200 200 200 200 200"),
     ("POST  /inbox/{msg}/read/",                     None,     "lgn 302 404 404 404 404 404 404"),
