@@ -34,6 +34,14 @@ DECISION_INSERT_SQL = (
     "(ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)"
 )
+# An assignment writes its event and its decision in one statement (a data-modifying CTE):
+# the decision record adds no round trip under the group lock.
+ASSIGNED_INSERT_SQL = (
+    f"WITH decision AS ({DECISION_INSERT_SQL}) "
+    f"INSERT INTO {AssignmentEvent._meta.db_table} "
+    "(group_id, ticket_id, user_id, kind, strategy, pick_ms, overflowed, reclaimed, created, "
+    "notified) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
 
 
 def lock_group(group_id: int | None) -> HandlerGroup | None:
@@ -83,19 +91,13 @@ def route(
                 raise
             logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
             handler_id, members = None, []  # recorded as queued, with nothing seen
-    if members is not None:
-        if handler_id is None:
-            outcome = RoutingDecision.Outcome.QUEUED
-        elif group.offer_timeout_seconds:
-            outcome = RoutingDecision.Outcome.OFFERED
-        else:
-            outcome = RoutingDecision.Outcome.ASSIGNED
+    if members is not None and handler_id is None:
         record_decision(
             ticket_id=ticket.pk,
             group=group,
             trigger=trigger,
-            outcome=outcome,
-            chosen_id=handler_id,
+            outcome=RoutingDecision.Outcome.QUEUED,
+            chosen_id=None,
             members=members,
             now=now,
         )
@@ -114,22 +116,33 @@ def route(
             detail={"handler_id": handler_id, "strategy": group.assign_strategy},
         )
         ticket.handler_group = group
-        event = AssignmentEvent.objects.create(
-            group=group,
-            ticket_id=ticket.pk,
-            user_id=handler_id,
-            kind=AssignmentEvent.Kind.ASSIGNED,
-            strategy=group.assign_strategy,
-            pick_ms=pick_ms,
-            overflowed=overflowed,
-            reclaimed=bool(exclude),
-            created=now,
-            notified=not defer_notice,
+        outcome = (
+            RoutingDecision.Outcome.OFFERED
+            if group.offer_timeout_seconds
+            else RoutingDecision.Outcome.ASSIGNED
         )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                ASSIGNED_INSERT_SQL,
+                [
+                    *_decision_values(ticket.pk, group, trigger, outcome, handler_id, members, now),
+                    group.pk,
+                    ticket.pk,
+                    handler_id,
+                    AssignmentEvent.Kind.ASSIGNED.value,
+                    group.assign_strategy,
+                    pick_ms,
+                    overflowed,
+                    bool(exclude),
+                    now,
+                    not defer_notice,
+                ],
+            )
+            (event_id,) = cursor.fetchone()
         if group.offer_timeout_seconds:
             schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
         if defer_notice:
-            ticket.assignment_event_id = event.pk
+            ticket.assignment_event_id = event_id
         else:
             tell_agent(ticket, group)
         return ticket
@@ -159,17 +172,21 @@ def record_decision(
     with connection.cursor() as cursor:
         cursor.execute(
             DECISION_INSERT_SQL,
-            [
-                ticket_id,
-                group.pk,
-                trigger,
-                group.assign_strategy,
-                outcome,
-                chosen_id,
-                json.dumps(members),
-                now,
-            ],
+            _decision_values(ticket_id, group, trigger, outcome, chosen_id, members, now),
         )
+
+
+def _decision_values(ticket_id, group, trigger, outcome, chosen_id, members, now) -> list:
+    return [
+        ticket_id,
+        group.pk,
+        trigger,
+        group.assign_strategy,
+        str(outcome),
+        chosen_id,
+        json.dumps(members or []),
+        now,
+    ]
 
 
 def _transaction_failed() -> bool:

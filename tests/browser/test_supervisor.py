@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from insight.models import Simulation
 from routing.models import AgentPresence
 from tests.browser.test_journey import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import HandlerGroupFactory, TicketFactory, UserFactory
@@ -32,6 +33,26 @@ def floor(transactional_db):
             approved_time=now - timedelta(minutes=minutes),
             queued_time=now - timedelta(minutes=minutes),
         )
+    Simulation.objects.create(
+        group=group,
+        params={},
+        status="done",
+        created_by=lead,
+        finished=now,
+        result={
+            "strategies": [
+                {"strategy": code, "strategy_label": label, "wait_p50_seconds": p50,
+                 "wait_p95_seconds": p95, "sla_response_breaches": breaches,
+                 "max_queue_length": queue, "count_stddev": spread, "occupancy_stddev": occ}
+                for code, label, p50, p95, breaches, queue, spread, occ in [
+                    (1, "round robin", 12.0, 140.0, 3, 4, 1.0, 0.08),
+                    (2, "least load", 10.0, 120.0, 2, 4, 1.4, 0.06),
+                    (3, "online priority", 9.0, 150.0, 4, 5, 3.2, 0.15),
+                    (4, "longest idle", 8.0, 95.0, 1, 3, 2.0, 0.05),
+                ]
+            ]
+        },
+    )  # fmt: skip
     return {"lead": lead, "carol": carol}
 
 
@@ -46,6 +67,7 @@ def test_the_leader_watches_the_floor_change_without_reloading(
     expect(live).to_contain_text("2 tickets waiting", timeout=TIMEOUT_MS)
     expect(live.locator(".agent.state-busy")).to_contain_text("it_carol")
     expect(page.locator("svg.staffing-chart")).to_be_visible()
+    expect(page.locator("#simulation-wait")).to_be_visible()  # strategies side by side
     page.screenshot(path=str(screenshots_dir / "supervisor-desktop.png"), full_page=True)
 
     AgentPresence.objects.filter(user=floor["carol"]).update(state="available")
