@@ -153,24 +153,35 @@ class TicketSubmitForm(forms.Form):
 
 
 class ReplyForm(forms.Form):
+    """The composer: a public reply or, for the team, an internal note (two radio buttons
+    the page shows as tabs above the editor). The applicant only ever sends public replies:
+    the choice is a hidden field for them."""
+
     reply_type = forms.TypedChoiceField(
-        label="Visibility",
+        label=_("Visibility"),
         choices=[
-            (ReplyType.PUBLIC, "Public — the applicant sees it"),
-            (ReplyType.INTERNAL, "Internal note — handlers only"),
+            (ReplyType.PUBLIC, _("Public reply")),
+            (ReplyType.INTERNAL, _("Internal note")),
         ],
         coerce=int,
         initial=ReplyType.PUBLIC,
+        widget=forms.RadioSelect,
     )
     content = forms.CharField(
-        label="Reply", max_length=50_000, widget=forms.Textarea(attrs={"rows": 4})
+        label=_("Reply"), max_length=50_000, widget=forms.Textarea(attrs={"rows": 4})
     )
 
     def __init__(self, *args, allow_internal: bool, **kwargs):
         super().__init__(*args, **kwargs)
         if not allow_internal:
-            self.fields["reply_type"].choices = [(ReplyType.PUBLIC, "Public")]
+            self.fields["reply_type"].choices = [(ReplyType.PUBLIC, _("Public reply"))]
             self.fields["reply_type"].widget = forms.HiddenInput()
+
+    @property
+    def is_internal(self) -> bool:
+        """The note tab is the one chosen (a form sent back with errors keeps its tab)."""
+        value = self["reply_type"].value()
+        return str(value) == str(int(ReplyType.INTERNAL))
 
 
 class RejectForm(forms.Form):

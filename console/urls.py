@@ -24,6 +24,7 @@ urlpatterns = [
     path("tickets/<int:ticket_id>/complete/", ticket.ticket_complete, name="ticket-complete"),
     path("tickets/<int:ticket_id>/transfer/", ticket.ticket_transfer, name="ticket-transfer"),
     path("tickets/<int:ticket_id>/close/", ticket.ticket_close, name="ticket-close"),
+    path("tickets/<int:ticket_id>/cancel/", ticket.ticket_cancel, name="ticket-cancel"),
     path("tickets/<int:ticket_id>/approve/", approvals.ticket_approve, name="ticket-approve"),
     path("tickets/<int:ticket_id>/reject/", approvals.ticket_reject, name="ticket-reject"),
 ]

@@ -9,11 +9,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from console.badges import badge_display
 from console.forms import DeclineForm, RejectForm, ReplyForm, TransferForm
+from console.history import describe_all
 from console.pages import (
     LIST_RELATED,
     detail_url,
@@ -34,31 +36,62 @@ from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketStatus
 
 
 def _record_rows(audience: access.Audience, ticket: Ticket) -> list[dict]:
-    rows = []
-    for record in selectors.records_for(audience, ticket):
-        detail = dict(record.detail or {})
-        field = detail.pop("field", "ticket_status")
-        labels = ProcessStatus if field == "process_status" else TicketStatus
+    """The history as this viewer may read it (records_for keeps the audience rules), each
+    record in plain words; the names it mentions read in one query."""
+    records = selectors.records_for(audience, ticket)
+    return [
+        {"created": record.created, "action": record.action, "text": text}
+        for record, text in zip(records, describe_all(records), strict=True)
+    ]
 
-        def label(value, labels=labels):
-            if value is None:
-                return None
-            try:
-                return labels(value).label
-            except ValueError:
-                return str(value)
 
-        rows.append(
-            {
-                "created": record.created,
-                "actor": record.actor,
-                "action": record.action.replace("_", " "),
-                "from_label": label(record.from_status),
-                "to_label": label(record.to_status),
-                "detail": ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in detail.items()),
-            }
-        )
-    return rows
+# The applicant's words for where their ticket stands.
+def customer_status(ticket: Ticket) -> str:
+    if ticket.process_status == ProcessStatus.APPROVING:
+        return _("Waiting for approval")
+    if ticket.process_status == ProcessStatus.REJECTED:
+        return _("Rejected")
+    if ticket.process_status == ProcessStatus.CANCELLED:
+        return _("Cancelled")
+    if ticket.ticket_status == TicketStatus.COMPLETED:
+        return _("Resolved")
+    if ticket.ticket_status == TicketStatus.CLOSED:
+        return _("Closed")
+    if ticket.sla_paused:
+        return _("Waiting for your reply")
+    return _("We're on it")
+
+
+def reply_by(ticket: Ticket):
+    """When the applicant may expect an answer: the response deadline until the team has
+    answered, then the resolve deadline; None once finished, or while waiting on them."""
+    if ticket.process_status != ProcessStatus.APPROVED or ticket.ticket_status in (
+        TicketStatus.COMPLETED,
+        TicketStatus.CLOSED,
+    ):
+        return None
+    if ticket.sla_paused:
+        return None
+    if ticket.responded_time is None and ticket.response_deadline:
+        return ticket.response_deadline
+    return ticket.resolve_deadline
+
+
+def sla_chip(ticket: Ticket, outcome: SlaOutcome | None, now) -> dict:
+    """The header's SLA chip: the running clock while the ticket is open; once finished, the
+    outcome the SLA card shows (met unless a clock was breached), so the two always agree."""
+    finished = ticket.ticket_status in (TicketStatus.COMPLETED, TicketStatus.CLOSED)
+    if outcome is not None and finished:
+        results = [outcome.response_met, outcome.resolve_met]
+        breached = any(result is False for result in results)
+        return {
+            "state": "breached" if breached else "ok",
+            "clock": None,
+            "text": _("SLA breached") if breached else _("SLA met"),
+            "css": "sla-breached" if breached else "sla-ok",
+            "title": _("The final SLA outcome: see the SLA card."),
+        }
+    return badge_display(sla_badge(ticket, now))
 
 
 def render_ticket(
@@ -73,9 +106,17 @@ def render_ticket(
     forms = forms or {}
     now = timezone.now()
     outcome = SlaOutcome.objects.filter(ticket=ticket).first()
+    applicant = ticket.creator_id == user.pk and not insider
+    # The reply box is the composer, not an action: the Actions card shows only when one of
+    # the others is allowed.
+    shown = {name: allowed for name, allowed in actions.items() if name != "reply"}
     context = {
         "ticket": ticket,
-        "sla": badge_display(sla_badge(ticket, now)),
+        "sla": sla_chip(ticket, outcome, now),
+        "applicant_view": applicant,
+        "is_agent": audience.is_handler,
+        "status_text": customer_status(ticket) if applicant else None,
+        "reply_by": reply_by(ticket) if applicant else None,
         "outcome": outcome,
         # Escalation levels and their firing are internals: the team's view only (access.py).
         "sla_timeline": (
@@ -93,7 +134,7 @@ def render_ticket(
         "transfer_form": (
             forms.get("transfer") or (TransferForm() if actions["transfer"] else None)
         ),
-        "any_action": any(actions.values()),
+        "any_action": any(shown.values()),
     }
     return render_console(request, "console/ticket_detail.html", context, status=status)
 
@@ -128,7 +169,7 @@ def ticket_accept(request: HttpRequest, ticket_id: int) -> HttpResponse:
         ticket,
         action="accept",
         call=lambda: services.ticket_accept(ticket_id=ticket.pk, handler=request.user),
-        success=f"You accepted {ticket.bill_code}; it is now in My handling.",
+        success=_("You accepted %(code)s; it is now in My work.") % {"code": ticket.bill_code},
         redirect_to=safe_next(request, detail_url(ticket.pk)),
     )
 
@@ -143,7 +184,7 @@ def ticket_decline(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return action_failed(request, ticket.pk, exc)
     form = DeclineForm(request.POST)
     if not form.is_valid():
-        exc = InvalidArgument("reason", "The ticket was not declined: see the reason below.")
+        exc = InvalidArgument("reason", _("The ticket was not declined: see the reason below."))
         return action_failed(request, ticket.pk, exc, forms={"decline": form})
     return _perform(
         request,
@@ -152,7 +193,7 @@ def ticket_decline(request: HttpRequest, ticket_id: int) -> HttpResponse:
         call=lambda: services.ticket_decline(
             ticket_id=ticket.pk, handler=request.user, reason=form.cleaned_data["reason"]
         ),
-        success=f"You declined {ticket.bill_code}; it goes to someone else.",
+        success=_("You declined %(code)s; it goes to someone else.") % {"code": ticket.bill_code},
         redirect_to=reverse("console:pool"),
     )
 
@@ -170,7 +211,7 @@ def ticket_reply(request: HttpRequest, ticket_id: int) -> HttpResponse:
     except Forbidden as exc:
         return action_failed(request, ticket.pk, exc)
     if not form.is_valid():
-        exc = InvalidArgument("content", "The reply was not sent: see the errors below.")
+        exc = InvalidArgument("content", _("The reply was not sent: see the errors below."))
         return action_failed(request, ticket.pk, exc, forms={"reply": form})
     reply_type = form.cleaned_data["reply_type"]
     return _perform(
@@ -183,7 +224,7 @@ def ticket_reply(request: HttpRequest, ticket_id: int) -> HttpResponse:
             reply_type=reply_type,
             content=form.cleaned_data["content"],
         ),
-        success="Internal note added." if reply_type == ReplyType.INTERNAL else "Reply sent.",
+        success=_("Internal note added.") if reply_type == ReplyType.INTERNAL else _("Reply sent."),
         redirect_to=detail_url(ticket.pk) + "#replies",
     )
 
@@ -197,7 +238,7 @@ def ticket_pause(request: HttpRequest, ticket_id: int) -> HttpResponse:
         ticket,
         action="pause",
         call=lambda: sla_services.sla_pause(ticket_id=ticket.pk, user=request.user),
-        success="Waiting on the applicant: the resolve clock is paused.",
+        success=_("Waiting on the applicant: the resolve clock is paused."),
     )
 
 
@@ -210,7 +251,7 @@ def ticket_resume(request: HttpRequest, ticket_id: int) -> HttpResponse:
         ticket,
         action="resume",
         call=lambda: sla_services.sla_resume(ticket_id=ticket.pk, user=request.user),
-        success="Resumed: the resolve clock is running again.",
+        success=_("Resumed: the resolve clock is running again."),
     )
 
 
@@ -223,7 +264,8 @@ def ticket_complete(request: HttpRequest, ticket_id: int) -> HttpResponse:
         ticket,
         action="complete",
         call=lambda: services.ticket_complete(ticket_id=ticket.pk, handler=request.user),
-        success=f"{ticket.bill_code} is completed; the applicant has been told.",
+        success=_("%(code)s is completed; the applicant has been told.")
+        % {"code": ticket.bill_code},
     )
 
 
@@ -237,7 +279,7 @@ def ticket_transfer(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return action_failed(request, ticket.pk, exc)
     form = TransferForm(request.POST)
     if not form.is_valid():
-        exc = InvalidArgument("transfer", "The ticket was not transferred: see the form.")
+        exc = InvalidArgument("transfer", _("The ticket was not transferred: see the form."))
         return action_failed(request, ticket.pk, exc, forms={"transfer": form})
     try:
         services.ticket_transfer(
@@ -249,7 +291,7 @@ def ticket_transfer(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return action_failed(request, ticket.pk, exc, forms={"transfer": form})
     except (ConflictError, Forbidden) as exc:
         return action_failed(request, ticket.pk, exc)
-    messages.success(request, f"{ticket.bill_code} was transferred.")
+    messages.success(request, _("%(code)s was transferred.") % {"code": ticket.bill_code})
     try:
         selectors.ticket_for(request.user, ticket.pk)
     except Ticket.DoesNotExist:  # handed to a group the user does not work in
@@ -266,5 +308,20 @@ def ticket_close(request: HttpRequest, ticket_id: int) -> HttpResponse:
         ticket,
         action="close",
         call=lambda: services.ticket_close(ticket_id=ticket.pk, user=request.user),
-        success=f"{ticket.bill_code} is closed.",
+        success=_("%(code)s is closed.") % {"code": ticket.bill_code},
+    )
+
+
+@login_required
+@require_POST
+def ticket_cancel(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    """The applicant withdraws their ticket while it waits for approval (403 for anyone else,
+    409 once it has been approved, rejected or cancelled: nothing changed)."""
+    ticket = visible_ticket(request, ticket_id)
+    return _perform(
+        request,
+        ticket,
+        action="cancel",
+        call=lambda: services.ticket_cancel(ticket_id=ticket.pk, user=request.user),
+        success=_("%(code)s is cancelled.") % {"code": ticket.bill_code},
     )

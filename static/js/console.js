@@ -93,6 +93,35 @@
     });
   }
 
+  // "r" puts the cursor in the ticket's reply box (not while typing in a field).
+  function replyShortcut() {
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "r" || event.ctrlKey || event.metaKey || event.altKey) {
+        return;
+      }
+      var target = event.target;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
+        return;
+      }
+      var box = document.querySelector(".reply-form textarea");
+      if (box) {
+        event.preventDefault();
+        box.focus();
+      }
+    });
+  }
+
+  // The composer's tabs: the form's class follows the chosen tab (the CSS already switches
+  // the hint and the button label without JS; this keeps the class for other styles).
+  function composerTabs() {
+    document.addEventListener("change", function (event) {
+      var radio = event.target;
+      if (radio.matches && radio.matches(".composer-radio") && radio.form) {
+        radio.form.classList.toggle("is-internal", radio.value === "2");
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var badge = document.getElementById("unread-badge");
     if (badge && badge.getAttribute("data-poll-url")) {
@@ -101,5 +130,7 @@
     confirmButtons();
     openWideFolds();
     autosubmitSelects();
+    replyShortcut();
+    composerTabs();
   });
 })();

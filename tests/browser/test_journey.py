@@ -87,7 +87,7 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     expect(vpn_row.locator(".sla-badge")).to_contain_text("left")
     page.screenshot(path=screenshots_dir / "02-pool-pending.png", full_page=True)
     vpn_row.get_by_role("button", name=f"Accept {vpn.bill_code}").click()
-    expect(page.locator(".message-success")).to_contain_text("it is now in My handling")
+    expect(page.locator(".message-success")).to_contain_text("it is now in My work")
     expect(vpn_row).to_have_count(0)
     assert Ticket.objects.get(pk=vpn.pk).ticket_status == TicketStatus.PROCESSING
 
@@ -114,8 +114,8 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     # The ticket page: reply publicly from the browser; an internal note comes from a colleague.
     vpn_row.get_by_role("link").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("VPN drops every hour")
-    page.get_by_label("Reply or add an internal note").fill("Please try the new VPN profile.")
-    page.get_by_role("button", name="Send").click()
+    page.get_by_label("Your message").fill("Please try the new VPN profile.")
+    page.get_by_role("button", name="Send to customer").click()
     expect(page.locator(".message-success")).to_have_text("Reply sent.")
     services.ticket_reply(
         ticket_id=vpn.pk,

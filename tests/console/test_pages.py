@@ -178,7 +178,7 @@ def test_accept_moves_the_ticket_from_pending_to_my_handling(as_user, handlers, 
     row = f'data-ticket-id="{pooled.pk}"'
     pending = client.get(CONSOLE, {"view": "pending"})
     assert row not in text(pending)
-    assert "it is now in My handling" in text(pending)
+    assert "it is now in My work" in text(pending)
     assert row in text(client.get(CONSOLE, {"view": "my_handling"}))
 
 
@@ -237,7 +237,7 @@ def test_ticket_page_shows_the_ticket_its_records_and_sla_clocks(as_user, handle
     assert response.status_code == 200
     body = text(response)
     assert pooled.title in body and pooled.content in body
-    assert "History" in body and "approve" in body and "enter pool" in body
+    assert "History" in body and "Approved by" in body and "Waiting in the pool" in body
     pooled.refresh_from_db()
     assert pooled.resolve_deadline is not None
     assert "Resolve by" in body and "Response by" in body
@@ -331,7 +331,8 @@ def test_complete_then_the_applicant_closes(as_user, handlers, applicant, pooled
     pooled.refresh_from_db()
     assert pooled.ticket_status == TicketStatus.CLOSED
     body = text(as_user(applicant).get(detail(pooled)))
-    assert "This ticket is closed." in body
+    assert 'data-testid="ticket-status">Closed<' in body
+    assert 'data-testid="actions-card"' not in body  # nothing left to do: no empty card
 
 
 def test_leader_transfers_to_a_member(as_user, leader, handlers, pooled):
