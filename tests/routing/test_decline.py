@@ -2,9 +2,10 @@
 auto-assigned to turns it down before accepting it; it is routed again without them (for good,
 for that ticket), the decline is recorded and counted per agent apart from misses."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from routing import drain, offers
@@ -128,14 +129,17 @@ def test_declines_are_counted_per_agent_apart_from_misses(
     agents, submit_approve, decline, api, staff
 ):
     group = HandlerGroupFactory(members=agents[:2], assign_strategy=1, offer_timeout_seconds=120)
-    now = timezone.now()
-    declined = submit_approve(group, now=now)  # offered to agent0, who declines it
-    assert decline(declined, agents[0]).status_code == 200  # now offered to agent1
-    missed = submit_approve(group, now=now)  # offered to agent0, who lets it run out
-    assert missed.handler_id == agents[0].pk
-    assert offers.offer_sweep(now=timezone.now() + timedelta(seconds=121)) == 2
+    # Mid-day, so the declines and the misses two minutes later fall on the same day however
+    # close to midnight the suite runs.
+    with time_machine.travel(datetime(2026, 3, 2, 12, 0, tzinfo=UTC), tick=False):
+        now = timezone.now()
+        declined = submit_approve(group, now=now)  # offered to agent0, who declines it
+        assert decline(declined, agents[0]).status_code == 200  # now offered to agent1
+        missed = submit_approve(group, now=now)  # offered to agent0, who lets it run out
+        assert missed.handler_id == agents[0].pk
+        assert offers.offer_sweep(now=now + timedelta(seconds=121)) == 2
 
-    body = api.as_user(staff).get(f"/api/metrics/assignment/?group={group.pk}").json()
+        body = api.as_user(staff).get(f"/api/metrics/assignment/?group={group.pk}").json()
 
     per_agent = {a["user_id"]: (a["missed"], a["declined"]) for a in body["agents"]}
     # agent0 declined one and missed one; agent1 missed the declined one when its offer ran out.
