@@ -75,6 +75,17 @@ class PresenceViewSet(viewsets.ViewSet):
         return PresenceOutput(presence_rows([request.user.pk], timezone.now())[0]).data
 
 
+def led_group(user, group_id: int, refusal: str) -> HandlerGroup:
+    """The group a supervisor's read is about: 404 when there is none, 403 (`refusal`) unless
+    the caller is staff or leads it."""
+    group = HandlerGroup.objects.filter(pk=group_id).first()
+    if group is None:
+        raise NotFound("No handler group with this id.")
+    if not user.is_staff and group.leader_id != user.pk:
+        raise Forbidden(refusal)
+    return group
+
+
 class AssignmentMetricsView(APIView):
     """Per-agent assignment counts, misses, the spread (standard deviation) of per-agent
     counts and pick latency percentiles for one group and day. Staff and the group's leader."""
@@ -87,11 +98,11 @@ class AssignmentMetricsView(APIView):
     def get(self, request):
         query = MetricsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        group = HandlerGroup.objects.filter(pk=query.validated_data["group"]).first()
-        if group is None:
-            raise NotFound("No handler group with this id.")
-        if not request.user.is_staff and group.leader_id != request.user.pk:
-            raise Forbidden("Only staff and the group's leader may read its metrics.")
+        group = led_group(
+            request.user,
+            query.validated_data["group"],
+            "Only staff and the group's leader may read its metrics.",
+        )
         day = query.validated_data.get("date") or timezone.localdate()
         return Response(assignment_metrics(group=group, day=day))
 
@@ -151,10 +162,10 @@ class StaffingView(APIView):
     def get(self, request):
         query = StaffingQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        group = HandlerGroup.objects.filter(pk=query.validated_data["group"]).first()
-        if group is None:
-            raise NotFound("No handler group with this id.")
-        if not request.user.is_staff and group.leader_id != request.user.pk:
-            raise Forbidden("Only staff and the group's leader may read its staffing.")
+        group = led_group(
+            request.user,
+            query.validated_data["group"],
+            "Only staff and the group's leader may read its staffing.",
+        )
         day = query.validated_data.get("date") or timezone.localdate()
         return Response(StaffingOutput(staffing(group=group, day=day)).data)

@@ -1,12 +1,10 @@
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import Forbidden
 from config.openapi import errors
-from handler_groups.models import HandlerGroup
 
+from .apis import led_group
 from .queue_metrics import queue_metrics
 from .queue_serializers import QueueMetricsOutput, QueueMetricsQuery
 
@@ -26,11 +24,9 @@ class QueueMetricsView(APIView):
         query = QueueMetricsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = query.validated_data
-        group = HandlerGroup.objects.filter(pk=data["group"]).first()
-        if group is None:
-            raise NotFound("No handler group with this id.")
-        if not request.user.is_staff and group.leader_id != request.user.pk:
-            raise Forbidden("Only staff and the group's leader may read its metrics.")
+        group = led_group(
+            request.user, data["group"], "Only staff and the group's leader may read its metrics."
+        )
         return Response(
             queue_metrics(
                 group=group, date_from=data["from"], date_to=data["to"], bucket=data["bucket"]

@@ -269,7 +269,14 @@ def _act(events: list[tuple], now: datetime) -> dict[str, int]:
             pk__in={t.handler_group_id for t in tickets.values() if t.handler_group_id}
         ).values("pk", "leader_id", "escalation_contact_id")
     }
-    approvers: list[int] | None = None
+    read: dict[str, list[int]] = {}
+
+    def approver_ids() -> list[int]:
+        """Read at most once per batch, and only when a level needs them."""
+        if "approvers" not in read:
+            read["approvers"] = _approver_ids()
+        return read["approvers"]
+
     messages: dict[str, list[Message]] = defaultdict(list)
     records: list[TicketRecord] = []
     warned: dict[str, list[int]] = defaultdict(list)
@@ -281,12 +288,10 @@ def _act(events: list[tuple], now: datetime) -> dict[str, int]:
         deadline = ticket.response_deadline if clock == "response" else ticket.resolve_deadline
         notify = list(level.notify) if level is not None else ["handler", "leader"]
         group = groups.get(ticket.handler_group_id, {})
-        recipients = _recipients(notify, ticket, group)
+        recipients = _recipients(notify, ticket, group, approver_ids)
         if not recipients and "approvers" not in notify:
             # Nobody handles or leads the ticket: the approvers, so no breach is silent.
-            if approvers is None:
-                approvers = _approver_ids()
-            recipients = approvers
+            recipients = approver_ids()
         if not recipients:
             UNADDRESSED.inc()
             logger.error("SLA level with nobody to tell", extra={"ticket_id": ticket_id})
@@ -351,7 +356,7 @@ def _act(events: list[tuple], now: datetime) -> dict[str, int]:
     return kinds
 
 
-def _recipients(notify: list[str], ticket: Ticket, group: dict) -> list[int]:
+def _recipients(notify: list[str], ticket: Ticket, group: dict, approver_ids) -> list[int]:
     people: list[int | None] = []
     for target in notify:
         if target == "handler":
@@ -361,7 +366,7 @@ def _recipients(notify: list[str], ticket: Ticket, group: dict) -> list[int]:
         elif target == "escalation_contact":
             people.append(group.get("escalation_contact_id"))
         elif target == "approvers":
-            people.extend(_approver_ids())
+            people.extend(approver_ids())
     return list(dict.fromkeys(p for p in people if p))
 
 
