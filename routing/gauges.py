@@ -3,16 +3,14 @@ group's queue (tickets waiting, oldest wait) and its agents by presence state.""
 
 from collections import Counter
 
-from django.db.models import Count, Min
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from config.metrics import gauge, scrape_gauges
 from handler_groups.models import GroupStatus, HandlerGroup
-from ticketing.models import ProcessStatus, Ticket, TicketStatus
 
 from .models import AgentPresence, PresenceState
 from .presence import presence_timeout
+from .selectors import waiting_by_group
 
 NO_GROUP = "none"  # the label of the pool of tickets routed to no group
 
@@ -27,14 +25,7 @@ def queue_gauges():
         "Age of the longest-waiting ticket in a pool (0 when none waits)",
         ["group"],
     )
-    rows = {
-        row["handler_group_id"]: row
-        for row in Ticket.objects.filter(
-            process_status=ProcessStatus.APPROVED, ticket_status=TicketStatus.PENDING_ASSIGN
-        )
-        .values("handler_group_id")
-        .annotate(n=Count("pk"), since=Min(Coalesce("queued_time", "approved_time")))
-    }
+    rows = waiting_by_group()
     for group_id in [*sorted(names), None]:
         row = rows.get(group_id)
         label = names[group_id] if group_id is not None else NO_GROUP

@@ -1,10 +1,12 @@
-"""Reads for routing: agents' presence with their load and today's assignments."""
+"""Reads for routing: agents' presence with their load and today's assignments; what waits in
+each group's pool."""
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ticketing.models import ACTIVE_STATUSES
+from ticketing.models import ACTIVE_STATUSES, ProcessStatus, Ticket, TicketStatus
 
 from .models import AssignmentEvent
 
@@ -56,3 +58,19 @@ def presence_rows(user_ids: list[int], now) -> list[dict]:
         }
         for u in users
     ]
+
+
+def waiting_by_group(group_ids: list[int] | None = None) -> dict[int | None, dict]:
+    """Approved tickets waiting in a pool, per group (None: the no-group pool): `n` and
+    `since`, the oldest one's queued (or approved) time. All groups when `group_ids` is None."""
+    tickets = Ticket.objects.filter(
+        process_status=ProcessStatus.APPROVED, ticket_status=TicketStatus.PENDING_ASSIGN
+    )
+    if group_ids is not None:
+        tickets = tickets.filter(handler_group_id__in=group_ids)
+    return {
+        row["handler_group_id"]: row
+        for row in tickets.values("handler_group_id").annotate(
+            n=Count("pk"), since=Min(Coalesce("queued_time", "approved_time"))
+        )
+    }

@@ -12,8 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Min, Q
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -25,10 +24,10 @@ from console.pages import render_console
 from handler_groups.models import GroupStatus, HandlerGroup
 from insight.models import Simulation
 from routing.models import AssignmentEvent
-from routing.selectors import presence_rows
+from routing.selectors import presence_rows, waiting_by_group
 from routing.staffing import staffing
 from sla.models import SlaEvent
-from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket, TicketStatus
+from ticketing.models import OPEN_STATUSES, ProcessStatus
 
 LIVE_REFRESH_MS = 5000
 DUE_HORIZON = timedelta(minutes=30)
@@ -46,16 +45,7 @@ def live_figures(groups: list[HandlerGroup], now) -> dict:
     group_ids = [g.pk for g in groups]
     member_ids = sorted({m for g in groups for m in g.member_ids})
     agents = {row["user_id"]: row for row in presence_rows(member_ids, now)}
-    queues = {
-        row["handler_group_id"]: row
-        for row in Ticket.objects.filter(
-            handler_group_id__in=group_ids,
-            process_status=ProcessStatus.APPROVED,
-            ticket_status=TicketStatus.PENDING_ASSIGN,
-        )
-        .values("handler_group_id")
-        .annotate(n=Count("pk"), since=Min(Coalesce("queued_time", "approved_time")))
-    }
+    queues = waiting_by_group(group_ids)
     per_group = []
     for group in groups:
         queue = queues.get(group.pk)
@@ -145,9 +135,7 @@ def latest_simulation(group: HandlerGroup | None) -> dict | None:
     """The group's latest finished simulation, its strategies side by side."""
     if group is None:
         return None
-    simulation = (
-        Simulation.objects.filter(group=group, status="done").order_by("-created").first()
-    )
+    simulation = Simulation.objects.filter(group=group, status="done").order_by("-created").first()
     if simulation is None or not simulation.result:
         return None
     rows = simulation.result.get("strategies") or []
