@@ -6,22 +6,29 @@ lists) it prints side by side
 - source-style: the source's implementation (one GET per person, one GET and one SET per swap,
   the full double loops), in this process, Redis included: median of its runs;
 - server: POST /api/queueing/rank/ to a real server this bench starts on a free loopback port
-  (`manage.py runserver --noreload`, token auth, keep-alive), its own request time from the
-  response's Server-Timing header (or, for a server without it, from its request log): p50, p95;
+  (`manage.py runserver --noreload`, token auth, keep-alive, persistent database connections
+  as in production: DB_CONN_MAX_AGE=60), its own request time from the response's
+  Server-Timing header (or, for a server without it, from its request log): p50, p95;
 - round trip: the same requests as timed by this client (send to last byte read): p50, p95;
 - server CPU: the server process's CPU time per request, which a busy machine stretches less;
-and the ratios source-style / server p50 and source-style / round trip p50. Every request starts
-from the same Redis state, so each does the same work; the first response and the jump lists it
-leaves must agree with the source-style ranking (order, be_jump, rr, user_group, rough score,
-stored jump lists).
+- fixed: the server time of an empty queue (authentication, permission, throttle, middleware:
+  what every request pays whatever its size), p50;
+and the ratios source-style / server p50 and source-style / round trip p50. With --baseline DIR
+a second server runs from DIR (another checkout of the project, e.g. `git worktree add
+/tmp/before <commit>`), its requests interleaved with this tree's, and the summary shows both
+and their ratio. Every request starts from the same Redis state, so each does the same work;
+the first response and the jump lists it leaves must agree with the source-style ranking
+(order, be_jump, rr, user_group, rough score, stored jump lists).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
     REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python bench/queueing.py
 
-Options: --sizes 1000,10000; --requests 200,40 (per size); --profile N (instead: cProfile of N
-in-process requests per size, the top functions). It uses its own database, ticketdesk_bench,
-on the server of DATABASE_URL (created if missing, migrated; a user and a token for the bench
-are added). Redis keys live under a prefix of this run's own and are deleted at the end.
+Options: --sizes 1000,10000; --requests 200,40 (per size); --baseline DIR; --profile N
+(instead: cProfile of N in-process requests per size, the top functions); --stages N (instead:
+the endpoint's steps one by one in this process, N times per size: wall and CPU time of each).
+It uses its own database, ticketdesk_bench, on the server of DATABASE_URL (created if missing,
+migrated; a user and a token for the bench are added). Redis keys live under a prefix of this
+run's own and are deleted at the end.
 """
 
 import argparse
@@ -271,12 +278,14 @@ def load_average() -> str:
 @dataclass
 class Figures:
     persons: int
+    server: str = "this tree"
     naive_seconds: float = float("nan")
     naive_runs: int = 0
     server_ms: list[float] | None = None
     round_trip_ms: list[float] | None = None
     server_timing_from: str = ""
     server_cpu_ms: float = float("nan")  # the server process's CPU time per timed request
+    fixed_ms: float = float("nan")  # server time of an empty queue, p50
     agree: bool | None = None
 
 
@@ -312,18 +321,21 @@ def agrees(naive: list[dict], naive_lists: dict, body: dict, lists: dict) -> boo
 
 
 class Server:
-    """`manage.py runserver --noreload` on a free loopback port, logging requests to a file."""
+    """`manage.py runserver --noreload` of the project in `root` on a free loopback port, logging
+    requests to a file. Its database connections persist (DB_CONN_MAX_AGE=60, production's
+    default; runserver's own default, 0, would connect to PostgreSQL again in every request)."""
 
-    def __init__(self):
+    def __init__(self, root: Path = ROOT, label: str = "this tree"):
         from django.conf import settings
 
+        self.label = label
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="bench-queueing-", suffix=".log")
-        env = dict(os.environ, LOG_LEVEL="INFO", THROTTLE_USER="1000000/min")
+        env = dict(os.environ, LOG_LEVEL="INFO", THROTTLE_USER="1000000/min", DB_CONN_MAX_AGE="60")
         env["QUEUEING_REDIS_URL"] = settings.QUEUEING_REDIS_URL
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=self.log,
@@ -331,7 +343,9 @@ class Server:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_SECONDS
         while True:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.process.returncode}")
+                with open(self.log.name, encoding="utf-8", errors="replace") as f:
+                    tail = f.read()[-2000:]
+                raise RuntimeError(f"the server exited with {self.process.returncode}:\n{tail}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return
@@ -374,60 +388,90 @@ class Server:
 
 
 def over_http(
-    server: Server,
+    servers: list[Server],
     client,
     token: str,
     size: int,
     requests: int,
     warmup: int,
-    figures: Figures,
+    all_figures: list[Figures],
     naive: list[dict],
     naive_lists: dict,
 ) -> None:
+    """`requests` timed requests to each server, interleaved (each round in turn starting with
+    the other server), so a busy machine weighs on each alike."""
     persons, rr_values, jump_lists = make_queue(size, SEED + size)
     body = json.dumps({"queue": persons}).encode()
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
     headers = {"Content-Type": "application/json", "Authorization": f"Token {token}"}
     run_id = uuid.uuid4().hex[:8]
-    round_trips, from_header, request_ids = [], [], []
-    progress = Progress(f"HTTP, {size:,} persons", warmup + requests, " requests")
-    cpu_started = float("nan")
+    figures = {s.label: f for s, f in zip(servers, all_figures, strict=True)}
+    conns = {s.label: http.client.HTTPConnection("127.0.0.1", s.port, timeout=120) for s in servers}
+    round_trips = {s.label: [] for s in servers}
+    from_header = {s.label: [] for s in servers}
+    request_ids = {s.label: [] for s in servers}
+    cpu = {s.label: 0.0 for s in servers}
+    progress = Progress(f"HTTP, {size:,} persons", (warmup + requests) * len(servers), " requests")
+    done = 0
     try:
         for k in range(warmup + requests):
-            if k == warmup:
+            for server in servers if k % 2 == 0 else servers[::-1]:
+                label, conn = server.label, conns[server.label]
+                reset_redis(client, rr_values, jump_lists)  # every request does the same work
+                request_id = f"bench-{run_id}-{len(servers) * k + servers.index(server)}"
                 cpu_started = server.cpu_seconds()
-            reset_redis(client, rr_values, jump_lists)  # every request does the same work
-            request_id = f"bench-{run_id}-{k}"
-            started = time.perf_counter()
-            conn.request("POST", URL, body=body, headers={**headers, "X-Request-ID": request_id})
-            response = conn.getresponse()
-            payload = response.read()
-            elapsed = time.perf_counter() - started
-            if response.status != 200:
-                raise RuntimeError(f"HTTP {response.status}: {payload[:300]!r}")
-            if k == 0:
-                figures.agree = agrees(
-                    naive, naive_lists, json.loads(payload), stored_jump_lists(client)
+                started = time.perf_counter()
+                conn.request(
+                    "POST", URL, body=body, headers={**headers, "X-Request-ID": request_id}
                 )
-            if k >= warmup:
-                round_trips.append(elapsed * 1000)
-                request_ids.append(request_id)
-                timing = response.getheader("Server-Timing") or ""
-                if timing.startswith("app;dur="):
-                    from_header.append(float(timing.split("=", 1)[1]))
-            progress(k + 1)
-        figures.server_cpu_ms = (server.cpu_seconds() - cpu_started) * 1000 / requests
+                response = conn.getresponse()
+                payload = response.read()
+                elapsed = time.perf_counter() - started
+                cpu_used = server.cpu_seconds() - cpu_started
+                if response.status != 200:
+                    raise RuntimeError(f"{label}: HTTP {response.status}: {payload[:300]!r}")
+                if k == 0:
+                    figures[label].agree = agrees(
+                        naive, naive_lists, json.loads(payload), stored_jump_lists(client)
+                    )
+                if k >= warmup:
+                    round_trips[label].append(elapsed * 1000)
+                    request_ids[label].append(request_id)
+                    cpu[label] += cpu_used
+                    timing = response.getheader("Server-Timing") or ""
+                    if timing.startswith("app;dur="):
+                        from_header[label].append(float(timing.split("=", 1)[1]))
+                done += 1
+                progress(done)
         progress.done()
+        for server in servers:
+            figures[server.label].fixed_ms = fixed_cost(conns[server.label], headers)
     finally:
-        conn.close()
-    figures.round_trip_ms = round_trips
-    if len(from_header) == requests:
-        figures.server_ms, figures.server_timing_from = from_header, "Server-Timing header"
-    else:
-        time.sleep(0.5)  # the log line of the last request
-        logged = server.logged_durations()
-        figures.server_ms = [logged[r] for r in request_ids if r in logged]
-        figures.server_timing_from = "request log"
+        for conn in conns.values():
+            conn.close()
+    for server in servers:
+        f, label = figures[server.label], server.label
+        f.server_cpu_ms = cpu[label] * 1000 / requests
+        f.round_trip_ms = round_trips[label]
+        if len(from_header[label]) == requests:
+            f.server_ms, f.server_timing_from = from_header[label], "Server-Timing header"
+        else:
+            time.sleep(0.5)  # the log line of the last request
+            logged = server.logged_durations()
+            f.server_ms = [logged[r] for r in request_ids[label] if r in logged]
+            f.server_timing_from = "request log"
+
+
+def fixed_cost(conn: http.client.HTTPConnection, headers: dict, requests: int = 30) -> float:
+    """The server time of an empty queue, p50: what every request pays."""
+    timings = []
+    for _ in range(requests):
+        conn.request("POST", URL, body=b'{"queue": []}', headers=headers)
+        response = conn.getresponse()
+        response.read()
+        timing = response.getheader("Server-Timing") or ""
+        if timing.startswith("app;dur="):
+            timings.append(float(timing.split("=", 1)[1]))
+    return statistics.median(timings) if timings else float("nan")
 
 
 def profile(size: int, requests: int, top: int) -> None:
@@ -465,13 +509,81 @@ def profile(size: int, requests: int, top: int) -> None:
         print("\n".join(line.replace(str(ROOT) + "/", "") for line in lines[start:] if line))
 
 
+def stages(size: int, runs: int) -> None:
+    """The endpoint's steps one by one in this process (as RankQueueApi runs them, but the
+    append read before rendering), `runs` times: wall and CPU time of each, medians."""
+    import functools
+    import gc
+
+    import orjson
+    import redis
+    from django.conf import settings
+
+    from queueing import ranking, store
+    from queueing.serializers import ranked_persons, usual_persons
+
+    client = redis.Redis.from_url(settings.QUEUEING_REDIS_URL, decode_responses=True)
+    persons, rr_values, jump_lists = make_queue(size, SEED + size)
+    body = orjson.dumps({"queue": persons})
+    names = [
+        "parse (orjson)",
+        "validate (msgspec, columns)",
+        "read (MGET: RR levels, jump lists)",
+        "rank",
+        "append (EVALSHA)",
+        "render (results, orjson)",
+        "free",
+    ]
+    wall: dict[str, list[float]] = {name: [] for name in [*names, "total"]}
+    cpu: dict[str, list[float]] = {name: [] for name in [*names, "total"]}
+    for _ in range(runs):
+        reset_redis(client, rr_values, jump_lists)
+        marks: list[tuple[float, float]] = []
+        mark = functools.partial(_mark, marks)
+        gc.disable()  # as the endpoint does (RankQueueApi: _collection_paused)
+        mark()
+        data = orjson.loads(body)
+        mark()
+        columns, payloads = usual_persons(data)
+        mark()
+        levels, texts = store.read_queue(columns.uid)
+        mark()
+        order = ranking.rank_persons(columns, levels, functools.partial(store.jump_lists, texts))
+        mark()
+        store.append_jumps(order.appended_jumps, texts=texts)
+        mark()
+        rendered = orjson.dumps({"queue": ranked_persons(payloads, order)})
+        mark()
+        del data, columns, payloads, levels, texts, order, rendered
+        mark()
+        gc.enable()
+        for k, name in enumerate(names):
+            wall[name].append((marks[k + 1][0] - marks[k][0]) * 1000)
+            cpu[name].append((marks[k + 1][1] - marks[k][1]) * 1000)
+        wall["total"].append((marks[-1][0] - marks[0][0]) * 1000)
+        cpu["total"].append((marks[-1][1] - marks[0][1]) * 1000)
+    print(f"\n{size:,} persons, the endpoint's steps in this process, {runs} runs (ms, medians):")
+    print(f"  {'step':<34} {'wall':>8} {'CPU':>8}")
+    for name in wall:
+        median_wall, median_cpu = statistics.median(wall[name]), statistics.median(cpu[name])
+        print(f"  {name:<34} {median_wall:>8.2f} {median_cpu:>8.2f}")
+    print(
+        "  wall beyond CPU is waiting: on Redis (its own process) and for the CPU on a busy "
+        f"machine (load average now {load_average()})"
+    )
+
+
+def _mark(marks: list[tuple[float, float]]) -> None:
+    marks.append((time.perf_counter(), time.thread_time()))
+
+
 def summary(all_figures: list[Figures]) -> None:
     print()
     print("Summary (ms; source-style in seconds; ratios = source-style / p50)")
     header = (
-        f"{'persons':>8} {'source-style s':>15} {'server p50':>11} {'p95':>8} "
+        f"{'persons':>8} {'server':<10} {'source-style s':>15} {'server p50':>11} {'p95':>8} "
         f"{'round trip p50':>15} {'p95':>8} {'src/server':>11} {'src/round trip':>15} "
-        f"{'server CPU':>11}  agree"
+        f"{'server CPU':>11} {'fixed':>7}  agree"
     )
     print(header)
     for f in all_figures:
@@ -479,17 +591,32 @@ def summary(all_figures: list[Figures]) -> None:
         trip50, trip95 = statistics.median(f.round_trip_ms), percentile(f.round_trip_ms, 95)
         naive_ms = f.naive_seconds * 1000
         print(
-            f"{f.persons:>8,} {f.naive_seconds:>13.2f}/{f.naive_runs} {server50:>11.1f} "
-            f"{server95:>8.1f} {trip50:>15.1f} {trip95:>8.1f} {naive_ms / server50:>10.0f}x "
-            f"{naive_ms / trip50:>14.0f}x {f.server_cpu_ms:>11.1f}  {'yes' if f.agree else 'NO'}"
+            f"{f.persons:>8,} {f.server:<10} {f.naive_seconds:>13.2f}/{f.naive_runs} "
+            f"{server50:>11.1f} {server95:>8.1f} {trip50:>15.1f} {trip95:>8.1f} "
+            f"{naive_ms / server50:>10.0f}x {naive_ms / trip50:>14.0f}x {f.server_cpu_ms:>11.1f} "
+            f"{f.fixed_ms:>7.1f}  {'yes' if f.agree else 'NO'}"
         )
+    by_size: dict[int, list[Figures]] = {}
+    for f in all_figures:
+        by_size.setdefault(f.persons, []).append(f)
+    for size, (this, *others) in by_size.items():
+        for other in others:
+            p50 = statistics.median(other.server_ms) / statistics.median(this.server_ms)
+            p95 = percentile(other.server_ms, 95) / percentile(this.server_ms, 95)
+            trip = statistics.median(other.round_trip_ms) / statistics.median(this.round_trip_ms)
+            print(
+                f"{size:,} persons, {other.server} / {this.server}: server p50 {p50:.2f}x, "
+                f"p95 {p95:.2f}x, round trip p50 {trip:.2f}x, server CPU "
+                f"{other.server_cpu_ms / this.server_cpu_ms:.2f}x"
+            )
     sources = {f.server_timing_from for f in all_figures}
     counts = ", ".join(f"{len(f.round_trip_ms)}" for f in all_figures)
     print(
         f"server: the server's own time per request ({' / '.join(sorted(sources))}); "
         f"round trip: this client's; server CPU: the server process's CPU time per request "
-        f"(what the machine's load does not stretch); requests per size after warm-up: "
-        f"{counts}; source-style: median of runs / runs; load average now {load_average()}"
+        f"(what the machine's load does not stretch); fixed: server time of an empty queue; "
+        f"requests per size and server after warm-up: {counts}; source-style: median of runs / "
+        f"runs; load average now {load_average()}"
     )
 
 
@@ -499,8 +626,17 @@ def main() -> None:
     parser.add_argument("--requests", default="200,40", help="timed requests per size")
     parser.add_argument("--warmup", default="20,5", help="untimed requests per size")
     parser.add_argument("--naive-runs", default="3,1", help="source-style runs per size")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also run a server from DIR (another checkout), requests interleaved",
+    )
     parser.add_argument("--profile", type=int, metavar="N", help="profile N requests instead")
     parser.add_argument("--top", type=int, default=25, help="functions shown by --profile")
+    parser.add_argument(
+        "--stages", type=int, metavar="N", help="time the endpoint's steps N times instead"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
@@ -524,10 +660,16 @@ def main() -> None:
             for size in sizes:
                 profile(size, args.profile, args.top)
             return
+        if args.stages:
+            for size in sizes:
+                stages(size, args.stages)
+            return
         token = bench_token()
         all_figures = []
-        server = Server()
+        servers = [Server()]
         try:
+            if args.baseline:
+                servers.append(Server(args.baseline.resolve(), label="baseline"))
             for size, requests, warmup, runs in zip(
                 sizes,
                 per_size(args.requests),
@@ -535,22 +677,27 @@ def main() -> None:
                 per_size(args.naive_runs),
                 strict=True,
             ):
-                figures = Figures(persons=size)
-                naive = source_style(client, size, runs, figures)
+                figures = [Figures(persons=size, server=server.label) for server in servers]
+                naive = source_style(client, size, runs, figures[0])
+                for f in figures[1:]:
+                    f.naive_seconds, f.naive_runs = figures[0].naive_seconds, runs
                 naive_lists = stored_jump_lists(client)
                 over_http(
-                    server, client, token, size, requests, warmup, figures, naive, naive_lists
+                    servers, client, token, size, requests, warmup, figures, naive, naive_lists
                 )
-                print(
-                    f"{size:,} persons: source-style {figures.naive_seconds:.2f} s; server p50 "
-                    f"{statistics.median(figures.server_ms):.1f} ms, round trip p50 "
-                    f"{statistics.median(figures.round_trip_ms):.1f} ms; agree: "
-                    f"{'yes' if figures.agree else 'NO'} (load average {load_average()})",
-                    flush=True,
-                )
-                all_figures.append(figures)
+                for f in figures:
+                    print(
+                        f"{size:,} persons, {f.server}: source-style {f.naive_seconds:.2f} s; "
+                        f"server p50 {statistics.median(f.server_ms):.1f} ms, p95 "
+                        f"{percentile(f.server_ms, 95):.1f} ms, round trip p50 "
+                        f"{statistics.median(f.round_trip_ms):.1f} ms; agree: "
+                        f"{'yes' if f.agree else 'NO'} (load average {load_average()})",
+                        flush=True,
+                    )
+                all_figures += figures
         finally:
-            server.stop()
+            for server in servers:
+                server.stop()
         summary(all_figures)
     finally:
         keys = list(client.scan_iter(match=f"{PREFIX}*", count=5000))

@@ -19,16 +19,16 @@ hypothesis tests compare the two.
 compares them on random queues):
 - explained, when given a `swaps` list (`rank_queue --explain`): pass by pass, on `QueueEntry`
   objects, recording every swap as a `Swap`;
-- plain, for the endpoint: on lists indexed by person, steps 4 and 5 each in one sweep from the
-  back of the queue that puts every customer where the passes would take it, with nothing
-  built per swap (see "Steps 1-5 on plain lists").
-Either way the result is a `RankedEntry` per place.
+- plain: `rank_persons`, on the queue as columns (`Persons`, one list per field), steps 4 and 5
+  each in one sweep from the back of the queue that puts every customer where the passes would
+  take it, with nothing built per person or per swap (see "Steps 1-5 on plain lists").
+`rank` gives a `RankedEntry` per place either way; the endpoint calls `rank_persons` itself and
+renders its columns (`Order`) without building one.
 """
 
 import functools
 import itertools
 import json
-import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -85,6 +85,42 @@ class RankedEntry(NamedTuple):
 # Builds a NamedTuple from a tuple of its fields without the keyword-handling constructor (a
 # quarter of the cost, for a queue's worth of them).
 _new_tuple = tuple.__new__
+
+
+class Persons(NamedTuple):
+    """A queue as columns: person k's values at index k of each list, as in `Customer`. The
+    plain ranking's input; the uids are distinct."""
+
+    uid: list[str]
+    already_wait_time: list[float]
+    is_online: list[int]
+    is_complaint: list[int]
+    confirm_num: list[int]
+    not_confirm_num: list[int]
+    is_ssvip: list[bool]
+    be_jump: list[int]
+
+    @classmethod
+    def of(cls, customers: Sequence[Customer]) -> "Persons":
+        if not customers:
+            return cls([], [], [], [], [], [], [], [])
+        columns = list(map(list, zip(*customers, strict=True)))
+        return _new_tuple(cls, columns[: len(cls._fields)])  # without the payloads
+
+
+@dataclass(slots=True)
+class Order:
+    """The plain ranking of `Persons`: the final order, and per person (by index) what the
+    steps computed."""
+
+    order: list[int]  # the persons in final order
+    rough_order: list[int]  # the persons in order after step 2
+    rough_sort_score: list[float]
+    rr: list[int]
+    user_group: list[int]
+    be_jump: list[int]  # with this request's jumps
+    # Step 4's jump bookkeeping: customer uid -> uids appended to its jump list, in order.
+    appended_jumps: dict[str, list[str]]
 
 
 class Swap(NamedTuple):
@@ -338,7 +374,9 @@ def rank(
     endpoint refuses, are ranked the explained way, whose jump bookkeeping goes by uid.)"""
     customers = list(customers)
     if swaps is None and len({c.uid for c in customers}) == len(customers):
-        return _rank_plain(customers, rr_levels, read_jump_lists)
+        persons = Persons.of(customers)
+        levels = list(map(rr_levels.get, persons.uid, itertools.repeat(RR_DEFAULT)))
+        return ranking_of(customers, rank_persons(persons, levels, read_jump_lists))
     queue = rough_sort(customers)
     assign_rr(queue, rr_levels)
     owners = jump_list_owners(queue)
@@ -375,21 +413,21 @@ def rank(
 # customer plus one per swap, with the order of everyone else unchanged.
 
 
-def _rank_plain(
-    customers: list[Customer],
-    rr_levels: Mapping[str, int],
-    read_jump_lists: JumpListReader,
-) -> Ranking:
-    count = len(customers)
-    uids = list(map(_uid, customers))
-    scores = list(map(rough_sort_score, customers))
+def rank_persons(
+    persons: Persons, rr_levels: Sequence[int], read_jump_lists: JumpListReader
+) -> Order:
+    """Steps 1-5 on a queue of distinct uids; `rr_levels` holds each person's RR level (by
+    index), `read_jump_lists` is called as by `rank`."""
+    count = len(persons.uid)
+    uids = persons.uid
+    unconfirmed = persons.not_confirm_num
+    scores = _rough_sort_scores(persons)
     # Step 2: sorted() is stable with reverse=True too, so ties keep the request order.
     queue = sorted(range(count), key=scores.__getitem__, reverse=True)
 
-    rr = list(map(rr_levels.get, uids, itertools.repeat(RR_DEFAULT, count)))
+    rr = list(rr_levels)
     groups = [2 if level <= 5 else 1 for level in rr]
-    be_jump = list(map(_be_jump, customers))
-    unconfirmed = list(map(_not_confirm_num, customers))
+    be_jump = list(persons.be_jump)
     # Step 4: jumpers pass customers who can be jumped (`_rr_swaps`).
     jumper = [
         1 <= level <= 5 and offers < NOT_CONFIRM_LIMIT
@@ -405,17 +443,60 @@ def _rank_plain(
     # Step 5 (`_ssvip_swaps`): an SSVIP of group g passes a customer whose guard is at most g:
     # the user group of a non-SSVIP with fewer than 4 unconfirmed offers; 3 (above any group,
     # passed by no one) for anyone else.
-    ssvip = list(map(_is_ssvip, customers))
+    ssvip = persons.is_ssvip
     ssvip_group = [g if vip else 0 for g, vip in zip(groups, ssvip, strict=True)]
     guard = [
         3 if vip or offers >= NOT_CONFIRM_LIMIT else g
         for g, vip, offers in zip(groups, ssvip, unconfirmed, strict=True)
     ]
     final = _ssvip_adjust_plain(final, ssvip_group, guard)
+    return Order(
+        order=final,
+        rough_order=queue,
+        rough_sort_score=scores,
+        rr=rr,
+        user_group=groups,
+        be_jump=be_jump,
+        appended_jumps=appended,
+    )
 
-    rough_positions = [0] * count
-    for position, person in enumerate(queue):
+
+# 0.3 for a flag of 1, else 0.0: adding 0.0 where `rough_sort_score` adds nothing gives the same
+# sum (x + 0.0 == x but for x = -0.0, which the last addition, of confirm_num × 0.1, turns into
+# 0.0 either way; tests/queueing/test_fast_paths.py checks the edges).
+_BONUS = {0: 0.0, 1: 0.3}
+
+
+def _rough_sort_scores(persons: Persons) -> list[float]:
+    """`rough_sort_score` of every person, with the same additions in the same order."""
+    bonus = _BONUS.get
+    return [
+        0.0
+        if offers >= NOT_CONFIRM_LIMIT
+        else waited / 3600 + bonus(online, 0.0) + bonus(complaint, 0.0) + confirmed * 0.1
+        for waited, online, complaint, confirmed, offers in zip(
+            persons.already_wait_time,
+            persons.is_online,
+            persons.is_complaint,
+            persons.confirm_num,
+            persons.not_confirm_num,
+            strict=True,
+        )
+    ]
+
+
+def ranking_of(customers: list[Customer], order: Order) -> Ranking:
+    """`rank`'s result from the plain ranking's columns."""
+    rough_positions = [0] * len(customers)
+    for position, person in enumerate(order.rough_order):
         rough_positions[person] = position
+    uids, scores, rr, groups, be_jump = (
+        [c.uid for c in customers],
+        order.rough_sort_score,
+        order.rr,
+        order.user_group,
+        order.be_jump,
+    )
     ranked = [
         _new_tuple(
             RankedEntry,
@@ -429,15 +510,9 @@ def _rank_plain(
                 be_jump[p],
             ),
         )
-        for p in final
+        for p in order.order
     ]
-    return Ranking(queue=ranked, appended_jumps=appended)
-
-
-_uid = operator.attrgetter("uid")
-_be_jump = operator.attrgetter("be_jump")
-_not_confirm_num = operator.attrgetter("not_confirm_num")
-_is_ssvip = operator.attrgetter("is_ssvip")
+    return Ranking(queue=ranked, appended_jumps=order.appended_jumps)
 
 
 def _jump_list_owners_plain(
@@ -472,18 +547,21 @@ def _rr_adjust_plain(
     moving: list[int] = []  # jumpers still moving forward, the frontmost last
     placed: list[int] = []  # the final order, from the back
     appended: dict[str, list[str]] = {}
+    uid_of = uids.__getitem__
+    join_stream, place = moving.append, placed.append
     for person in reversed(queue):
         if jumper[person]:
-            moving.append(person)
-            continue
-        if moving and jumpable[person]:
+            join_stream(person)
+        elif not moving:
+            place(person)
+        elif jumpable[person]:
             owner = uids[person]
             room = BE_JUMP_LIMIT - be_jump[person]  # new jumpers it lets pass, at most
             stored = jump_lists[owner]
             waiting = len(moving)
             if not stored:  # every jumper is new to it (uids are distinct)
-                passing = min(waiting, room)
-                new = [uids[j] for j in reversed(moving[waiting - passing :])]
+                passing = waiting if waiting < room else room
+                new = list(map(uid_of, moving[: -passing - 1 : -1]))  # the frontmost first
             else:
                 listed = set(stored)
                 new = []
@@ -497,14 +575,15 @@ def _rr_adjust_plain(
             if new:
                 appended[owner] = new
                 be_jump[person] += len(new)
-            stopped = waiting - passing
-            if stopped:
+            if passing < waiting:
+                stopped = waiting - passing
                 placed += moving[:stopped]
                 del moving[:stopped]
+            place(person)
         else:  # passed by no one: the stream stops behind it
             placed += moving
             moving.clear()
-        placed.append(person)
+            place(person)
     placed += moving
     placed.reverse()
     return placed, appended

@@ -3,9 +3,11 @@
 The queue is validated without a DRF serializer per person (`QueueField`), which would cost
 tens of milliseconds per thousand persons, more than the whole ranking:
 - first as a whole by msgspec (`UsualPerson`): every field with its plain JSON type and in
-  range, checked in C; the usual request passes and is done;
+  range, checked in C; the usual request passes and is done (`usual_persons` gives the endpoint
+  its columns, `_usual_queue` gives `parse_queue` its customers);
 - otherwise person by person with the field parsers below, which word the errors.
-The per-person serializers at the end describe the same rules for the OpenAPI schema.
+The per-person serializers at the end describe the same rules for the OpenAPI schema; the
+endpoint (queueing/apis.py) runs RankInput only for a request `usual_persons` does not take.
 
 Errors name the offending index and field, nested under "queue":
     {"code": "invalid_argument",
@@ -19,63 +21,64 @@ from typing import Annotated
 
 import msgspec
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .ranking import Customer, RankedEntry
+from .ranking import Customer, Order, Persons, RankedEntry
 
 MAX_COUNT = 2**53 - 1  # counts and seconds beyond this are not exact in JSON (nor plausible)
 MAX_UID_LENGTH = 256
 MAX_REPORTED_PERSONS = 100
 
-REQUIRED = "This field is required."
-NOT_NULL = "May not be null."
+REQUIRED = _("This field is required.")
+NOT_NULL = _("May not be null.")
 
 
 def _uid(value) -> tuple[str | None, str | None]:
     if isinstance(value, str):
         if not value:
-            return None, "May not be blank."
+            return None, _("May not be blank.")
         if len(value) > MAX_UID_LENGTH:
-            return None, f"At most {MAX_UID_LENGTH} characters."
+            return None, _("At most %(n)d characters.") % {"n": MAX_UID_LENGTH}
         if not value.isascii():
             try:
                 value.encode("utf-8")  # it names Redis keys
             except UnicodeEncodeError:
-                return None, "Must be valid Unicode text (no lone surrogates)."
+                return None, _("Must be valid Unicode text (no lone surrogates).")
         return value, None
     if isinstance(value, int) and not isinstance(value, bool):
         if not -(2**63) <= value < 2**63:
-            return None, "Must be a 64-bit integer."
+            return None, _("Must be a 64-bit integer.")
         return str(value), None
-    return None, "Must be a string or an integer."
+    return None, _("Must be a string or an integer.")
 
 
 def _seconds(value) -> tuple[float | None, str | None]:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return None, "Must be a number."
+        return None, _("Must be a number.")
     if isinstance(value, float) and not math.isfinite(value):
-        return None, "Must be a finite number."
+        return None, _("Must be a finite number.")
     if value < 0:
-        return None, "Must be at least 0."
+        return None, _("Must be at least 0.")
     if value > MAX_COUNT:
-        return None, f"Must be at most {MAX_COUNT}."
+        return None, _("Must be at most %(n)d.") % {"n": MAX_COUNT}
     return value, None
 
 
 def _count(value) -> tuple[int | None, str | None]:
     if isinstance(value, bool) or not isinstance(value, int):
-        return None, "Must be an integer."
+        return None, _("Must be an integer.")
     if value < 0:
-        return None, "Must be at least 0."
+        return None, _("Must be at least 0.")
     if value > MAX_COUNT:
-        return None, f"Must be at most {MAX_COUNT}."
+        return None, _("Must be at most %(n)d.") % {"n": MAX_COUNT}
     return value, None
 
 
 def _flag(value) -> tuple[int | None, str | None]:
     if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
-        return None, "Must be 0 or 1."
+        return None, _("Must be 0 or 1.")
     return value, None
 
 
@@ -84,7 +87,7 @@ def _ssvip(value) -> tuple[bool | None, str | None]:
         return value, None
     if isinstance(value, int) and value in (0, 1):
         return value == 1, None
-    return None, "Must be 0, 1, true or false."
+    return None, _("Must be 0, 1, true or false.")
 
 
 # field -> (parser, default); no default: required.
@@ -105,11 +108,14 @@ def parse_queue(data) -> list[Customer]:
     and field of each error (see the module docstring)."""
     if not isinstance(data, list):
         raise serializers.ValidationError(
-            f'Expected a list of persons but got "{type(data).__name__}".'
+            _('Expected a list of persons but got "%(type)s".') % {"type": type(data).__name__}
         )
     limit = settings.QUEUEING_MAX_PERSONS
     if len(data) > limit:
-        raise serializers.ValidationError(f"At most {limit} persons per request; got {len(data)}.")
+        raise serializers.ValidationError(
+            _("At most %(limit)d persons per request; got %(count)d.")
+            % {"limit": limit, "count": len(data)}
+        )
     customers = _usual_queue(data)
     if customers is not None:
         return customers
@@ -126,7 +132,9 @@ def parse_queue(data) -> list[Customer]:
             # 1 and "1" are the same customer: both name the cache key lechat_1.
             earlier = first_index.setdefault(uid, index)
             if earlier != index:
-                person_errors["uid"] = [f"Duplicate uid: also at index {earlier}."]
+                person_errors["uid"] = [
+                    _("Duplicate uid: also at index %(index)d.") % {"index": earlier}
+                ]
         if person_errors:
             errors[str(index)] = person_errors
             if len(errors) >= MAX_REPORTED_PERSONS:
@@ -140,7 +148,7 @@ def parse_queue(data) -> list[Customer]:
 
 def _customer_or_errors(person) -> tuple[Customer | None, dict[str, list[str]]]:
     if not isinstance(person, dict):
-        return None, {"non_field_errors": ["Expected an object."]}
+        return None, {"non_field_errors": [_("Expected an object.")]}
     values = {}
     errors = {}
     for name, (parse, default) in _FIELDS.items():
@@ -175,7 +183,8 @@ _new_tuple = tuple.__new__
 class UsualPerson(msgspec.Struct, gc=False):  # numbers and text only: never in a cycle
     """A person as `_usual_customer` accepts it, declared for msgspec (which refuses bools where
     it wants numbers, NaN and infinities out of range, and ignores other fields); uids must
-    also be ASCII, checked after."""
+    also be ASCII, checked after. Its fields are ranking.Persons' columns, in the same order
+    (`usual_persons` transposes the rows into them)."""
 
     uid: (
         Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_UID_LENGTH)]
@@ -224,6 +233,45 @@ def _usual_queue(data: list) -> list[Customer] | None:
         # Customer(*fields) at a quarter of the cost (NamedTuple's constructor takes keywords).
         customers.append(_new_tuple(Customer, fields))
     return customers
+
+
+def usual_persons(body) -> tuple[Persons, list[dict]] | None:
+    """The columns and the persons' objects of a request body (parsed JSON) whose queue
+    `parse_queue` would take as usual persons, with the values it would give them
+    (tests/queueing/test_fast_paths.py checks this): no object built per person beyond
+    msgspec's. None sends the body to RankInput, which words any error."""
+    if type(body) is not dict:
+        return None
+    data = body.get("queue")
+    if type(data) is not list or len(data) > settings.QUEUEING_MAX_PERSONS:
+        return None
+    try:
+        rows = msgspec.convert(data, list[UsualPerson])
+    except ValueError:  # msgspec.ValidationError, or text it cannot encode in its message
+        return None
+    if not rows:
+        return Persons([], [], [], [], [], [], [], []), data
+    # The rows' fields as columns: UsualPerson's fields are Persons' in the same order.
+    uids, waited, online, complaint, confirm_num, not_confirm_num, ssvip, be_jump = map(
+        list, zip(*map(msgspec.structs.astuple, rows), strict=True)
+    )
+    try:
+        text = "".join(uids)
+    except TypeError:  # integer uids: the cache keys name them in decimal
+        uids = [uid if type(uid) is str else str(uid) for uid in uids]
+        text = "".join(uids)
+    if not text.isascii() or len(set(uids)) != len(uids):
+        return None
+    return Persons(
+        uid=uids,
+        already_wait_time=waited,
+        is_online=online,
+        is_complaint=complaint,
+        confirm_num=confirm_num,
+        not_confirm_num=not_confirm_num,
+        is_ssvip=list(map(bool, ssvip)),  # 0, 1, false or true
+        be_jump=be_jump,
+    ), data
 
 
 def _usual_customer(person) -> Customer | None:
@@ -337,6 +385,20 @@ class RankOutput(serializers.Serializer):
     degraded = serializers.BooleanField(
         help_text="True when Redis was unreachable: rr = 9 for everyone, no jump bookkeeping."
     )
+
+
+def ranked_persons(persons: list[dict], order: Order) -> list[dict]:
+    """`ranked_queue` from the plain ranking's columns: the persons' objects (the request's own,
+    parsed for it only) in final order, with the results added to them."""
+    scores, rr, groups, be_jump = order.rough_sort_score, order.rr, order.user_group, order.be_jump
+    ranked = list(map(persons.__getitem__, order.order))
+    for place, (p, person) in enumerate(zip(order.order, ranked, strict=True), start=1):
+        person["rough_sort_score"] = scores[p]
+        person["rr"] = rr[p]
+        person["user_group"] = groups[p]
+        person["be_jump"] = be_jump[p]
+        person["rank"] = place
+    return ranked
 
 
 def ranked_queue(queue: list[RankedEntry], *, reuse_payloads: bool = False) -> list[dict]:

@@ -6,8 +6,8 @@ settings.QUEUEING_REDIS_URL:
 - `<prefix>jump_uids_<uid>`: a JSON array of the uids (as strings) that have jumped ahead of
   the customer, appended to by the ranking, expiring QUEUEING_JUMP_TTL_SECONDS after the last
   append.
-with <prefix> = settings.QUEUEING_KEY_PREFIX ("lechat_"). One request costs three round trips
-whatever its size: MGET of the RR levels, MGET of the jump lists step 4 may need, one EVALSHA.
+with <prefix> = settings.QUEUEING_KEY_PREFIX ("lechat_"). One request costs two round trips
+whatever its size: one MGET of the RR levels and the jump lists (`read_queue`), one EVALSHA.
 
 Concurrent requests: a request computes its swaps and be_jump increments from the jump lists as
 it read them (its snapshot). The append is a check-and-append in one Lua script, atomic in
@@ -22,6 +22,7 @@ in between, or whose text or new uids are not plain (see `_append_arguments`).
 """
 
 import functools
+import itertools
 import re
 import threading
 from collections.abc import Mapping
@@ -197,16 +198,36 @@ def read_rr_levels(uids: list[str]) -> dict[str, int]:
     if not uids:
         return {}
     client, _ = _connection()
-    prefix = _rr_key_prefix()
-    values = client.mget([prefix + uid for uid in uids])
-    parsed: dict[bytes | None, int] = {}  # most values are one of a few texts: each read once
-    levels = {}
-    for uid, value in zip(uids, values, strict=True):
-        level = parsed.get(value)
-        if level is None:
-            level = parsed[value] = ranking.rr_level(value)
-        levels[uid] = level
-    return levels
+    values = client.mget(list(map(_rr_key_prefix().__add__, uids)))
+    return dict(zip(uids, _rr_levels(values), strict=True))
+
+
+@_redis_call
+def read_queue(uids: list[str]) -> tuple[list[int], dict[str, bytes | None]]:
+    """Each uid's RR level (in the order of `uids`) and the text of its jump list (None: no
+    list), in one MGET. Step 4 needs the lists of only some (ranking.jump_list_owners), known
+    once the levels are; reading them all with the levels costs Redis less than a second round
+    trip costs the request. The texts are what `jump_lists` and `append_jumps` take."""
+    if not uids:
+        return [], {}
+    client, _ = _connection()
+    keys = list(map(_rr_key_prefix().__add__, uids))
+    keys += map(_jump_list_key_prefix().__add__, uids)
+    values = client.mget(keys)
+    count = len(uids)
+    return _rr_levels(values[:count]), dict(zip(uids, values[count:], strict=True))
+
+
+def _rr_levels(values: list[bytes | None]) -> list[int]:
+    # Most values are one of a few texts: each parsed once.
+    level_of = {value: ranking.rr_level(value) for value in set(values)}
+    return list(map(level_of.__getitem__, values))
+
+
+def jump_lists(texts: Mapping[str, bytes | None], uids: list[str]) -> dict[str, list[str]]:
+    """uid -> the uids in its jump list, from the texts `read_queue` read."""
+    jump_list = ranking.jump_list
+    return {uid: [] if (text := texts[uid]) is None else jump_list(text) for uid in uids}
 
 
 @_redis_call
@@ -218,8 +239,7 @@ def read_jump_lists(
     if not uids:
         return {}
     client, _ = _connection()
-    prefix = _jump_list_key_prefix()
-    values = client.mget([prefix + uid for uid in uids])
+    values = client.mget(list(map(_jump_list_key_prefix().__add__, uids)))
     if texts is not None:
         texts.update(zip(uids, values, strict=True))
     jump_list = ranking.jump_list
@@ -246,6 +266,78 @@ def append_jumps(
     return sent - changed + merged
 
 
+def start_append_jumps(
+    appended: dict[str, list[str]], *, texts: Mapping[str, bytes | None] | None = None
+) -> "PendingAppend":
+    """`append_jumps`, sent to Redis without waiting for its answer: `result()` reads it (and
+    raises Unavailable as `append_jumps` would). The caller works meanwhile while Redis runs the
+    script; `close()` gives the connection up if it never asks."""
+    return PendingAppend(appended, texts or {})
+
+
+class PendingAppend:
+    """The append script sent on a connection of the client's pool, held until its answer is
+    read. A connection that fails before answering is retried once with `append_jumps`'s own
+    call (as the client's Retry would); a Redis that has forgotten the script gets it again."""
+
+    def __init__(self, appended: dict[str, list[str]], texts: Mapping[str, bytes | None]):
+        self._connection = None
+        self._sent = 0
+        self._arguments: tuple[list[str], list] | None = None
+        if not appended:
+            return
+        try:
+            client, script = self._client, self._script = _connection()
+            keys, args, self._sent = _append_arguments(appended, texts, _jump_list_key_prefix())
+            self._arguments = (keys, args)
+            connection = client.connection_pool.get_connection()
+            try:
+                connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            except BaseException:
+                connection.disconnect()
+                client.connection_pool.release(connection)
+                raise
+            self._connection = connection
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._connection = None  # sent again by result()
+        except redis.RedisError as exc:
+            raise Unavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    @_redis_call
+    def result(self) -> int:
+        """How many uids were appended, as `append_jumps` returns it."""
+        if self._arguments is None:
+            return 0
+        keys, args = self._arguments
+        self._arguments = None
+        connection, self._connection = self._connection, None
+        answer = None
+        if connection is not None:
+            try:
+                answer = connection.read_response()
+            except redis.exceptions.NoScriptError:
+                pass  # the script call below loads it
+            except (redis.ConnectionError, redis.TimeoutError):
+                connection.disconnect()
+            except BaseException:
+                connection.disconnect()
+                raise
+            finally:
+                self._client.connection_pool.release(connection)
+        if answer is None:
+            answer = self._script(keys=keys, args=args, client=self._client)
+        merged, changed = answer
+        return self._sent - changed + merged
+
+    def close(self) -> None:
+        """Gives the connection up without reading the answer (the script runs all the same)."""
+        connection, self._connection = self._connection, None
+        self._arguments = None
+        if connection is not None:
+            connection.disconnect()
+            self._client.connection_pool.release(connection)
+
+
 def _append_arguments(
     appended: dict[str, list[str]], texts: Mapping[str, bytes | None], prefix: str
 ) -> tuple[list[str], list[int | str | bytes], int]:
@@ -260,8 +352,14 @@ def _append_arguments(
     other_keys: list[str] = []
     other_args: list[bytes] = []
     sent = 0
+    # The usual request's uids are all plain: one check of them all, not one per list.
+    all_plain = _PLAIN_TEXT.fullmatch("".join(itertools.chain.from_iterable(appended.values())))
     for uid, uids in appended.items():
-        if uids and _PLAIN_TEXT.fullmatch("".join(uids)) and len(set(uids)) == len(uids):
+        if (
+            uids
+            and (all_plain or _PLAIN_TEXT.fullmatch("".join(uids)))
+            and (len(uids) == 1 or len(set(uids)) == len(uids))
+        ):
             text = texts.get(uid, b"")  # b"": not read
             if text is None:
                 absent_keys.append(prefix + uid)

@@ -328,3 +328,50 @@ def test_any_text_in_the_callers_fields_comes_back(client, queue_cache):
     returned = response.json()["queue"][0]
     assert returned["note"] == "\udc80"
     assert returned["name"] == "Zoë ✓"
+
+
+def test_an_integer_beyond_64_bits_in_the_callers_fields_comes_back(client, queue_cache):
+    """orjson reads and writes 64-bit integers only: the standard parser and renderer take it."""
+    response = rank(client, {"queue": [person("a", ticket=2**70), person("b")]})
+    assert response.status_code == 200
+    assert [p.get("ticket") for p in response.json()["queue"]] == [2**70, None]
+
+
+def test_when_the_append_fails_the_response_is_the_degraded_ranking(
+    client, queue_cache, monkeypatch
+):
+    """The persons were written (and their objects freed) while Redis appended; written again
+    from scratch, degraded, they come back whole."""
+    from queueing import store
+
+    queue_cache.set_rr("low", "R7")
+    queue_cache.set_rr("vip", "R1")
+    queue = [
+        person("low", already_wait_time=60, channel="chat", meta={"a": [1, 2.5]}),
+        person("vip", be_jump=3, tags=None),
+        person("vip2", is_ssvip=True, note="é ✓"),
+    ]
+
+    def fail(self):
+        raise store.Unavailable("ConnectionError: gone")
+
+    monkeypatch.setattr(store.PendingAppend, "result", fail)
+    response = rank(client, {"queue": queue})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["degraded"] is True
+    assert [p["uid"] for p in body["queue"]] == ["vip2", "low", "vip"]  # rr 9 for everyone
+    for place, returned in enumerate(body["queue"], start=1):
+        sent = next(p for p in queue if p["uid"] == returned["uid"])
+        assert returned == {
+            **sent,
+            "rough_sort_score": returned["rough_sort_score"],
+            "rr": 9,
+            "user_group": 1,
+            "be_jump": sent.get("be_jump", 0),
+            "rank": place,
+        }
+    assert list(body["queue"][1]) == [*queue[0], "rough_sort_score", "rr", "user_group"] + [
+        "be_jump",
+        "rank",
+    ]

@@ -1,9 +1,12 @@
 """The fast paths of the ranking give exactly what the slow ones give: the plain ranking and the
 explained one (step by step, every swap recorded), orjson's reading of a jump list and json's,
 the append of lists still as read and the merge in Lua, msgspec's check of the usual queue and
-the field parsers, one permission query and has_perm."""
+the field parsers, the endpoint's columns and the customers, one permission query and
+has_perm."""
 
+import copy
 import json
+import math
 import random
 import uuid
 
@@ -15,9 +18,18 @@ from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queueing import ranking, store
+from queueing import ranking, services, store
 from queueing.permissions import CanRankQueue
-from queueing.serializers import MAX_COUNT, _customer_or_errors, _usual_queue
+from queueing.serializers import (
+    MAX_COUNT,
+    UsualPerson,
+    _customer_or_errors,
+    _usual_queue,
+    parse_queue,
+    ranked_persons,
+    ranked_queue,
+    usual_persons,
+)
 from tests.factories import UserFactory
 
 from .helpers import customer, person
@@ -88,6 +100,35 @@ def test_the_plain_ranking_is_the_explained_one_on_long_queues(seed):
     plain, explained, swaps = both_ways(*long_queue(seed))
     assert swaps  # the queues do make the steps work
     assert_same(plain, explained)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(
+                st.sampled_from([0, -0.0, 0.0, 1, 3600, 3600.0, MAX_COUNT, float(MAX_COUNT)]),
+                st.floats(0, MAX_COUNT, allow_nan=False),
+                st.integers(0, MAX_COUNT),
+            ),
+            st.sampled_from([0, 1, True, False]),
+            st.sampled_from([0, 1, True, False]),
+            st.integers(0, 6),
+            st.integers(0, 6),
+        ),
+        max_size=20,
+    )
+)
+def test_the_columns_rough_scores_are_rough_sort_score(rows):
+    customers = [
+        ranking.Customer(f"u{k}", waited, online, complaint, confirmed, offers, False, 0, {})
+        for k, (waited, online, complaint, confirmed, offers) in enumerate(rows)
+    ]
+    scores = ranking._rough_sort_scores(ranking.Persons.of(customers))
+    expected = [ranking.rough_sort_score(c) for c in customers]
+    assert [(s, math.copysign(1, s)) for s in scores] == [
+        (s, math.copysign(1, s)) for s in expected
+    ]
 
 
 def test_customers_sharing_a_uid_are_ranked_as_the_explained_path_ranks_them():
@@ -329,6 +370,92 @@ def test_the_usual_queue_check_takes_the_usual_queue():
 )
 def test_the_usual_queue_check_leaves_the_rest_to_the_field_parsers(queue):
     assert _usual_queue(queue) is None
+
+
+def test_usual_persons_are_the_columns_of_the_usual_queue():
+    queue = [person(7, already_wait_time=12.5, is_ssvip=1, be_jump=2), person("a", is_ssvip=False)]
+    body = {"queue": queue, "other": 1}
+    columns, payloads = usual_persons(body)
+    assert payloads is queue
+    expected = ranking.Persons.of(_usual_queue(queue))
+    assert [[(type(v), v) for v in column] for column in columns] == [
+        [(type(v), v) for v in column] for column in expected
+    ]
+
+
+def test_usual_persons_rows_are_persons_columns_in_order():
+    assert tuple(UsualPerson.__struct_fields__) == ranking.Persons._fields
+
+
+def test_an_empty_queue_is_usual():
+    columns, payloads = usual_persons({"queue": []})
+    assert columns == ranking.Persons([], [], [], [], [], [], [], []) and payloads == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [person("a")],  # not an object
+        {"persons": [person("a")]},
+        {"queue": {"0": person("a")}},
+        {"queue": [person(1), person("1")]},  # the same customer twice
+        {"queue": [person("a"), person("é")]},  # checked by the field parser
+        {"queue": [person("a", confirm_num=-1)]},
+        {"queue": [person("a"), None]},
+    ],
+)
+def test_usual_persons_leave_the_rest_to_the_serializer(body):
+    assert usual_persons(body) is None
+
+
+def test_usual_persons_leave_a_queue_over_the_limit_to_the_serializer(settings):
+    settings.QUEUEING_MAX_PERSONS = 2
+    assert usual_persons({"queue": [person("a"), person("b")]}) is not None
+    assert usual_persons({"queue": [person("a"), person("b"), person("c")]}) is None
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    base=st.fixed_dictionaries({}, optional={f: ANY_VALUE for f in FIELDS}),
+    valid=st.lists(st.sampled_from(FIELDS), unique=True),
+)
+def test_usual_persons_accept_a_subset_with_the_same_values(base, valid):
+    candidate = {**base, **{f: person("u")[f] for f in valid if f in person("u")}}
+    usual = usual_persons({"queue": [candidate]})
+    slow, errors = _customer_or_errors(candidate)
+    if usual is not None:
+        assert not errors
+        columns, _ = usual
+        assert [[(type(v), v) for v in column] for column in columns] == [
+            [(type(v), v) for v in column] for column in ranking.Persons.of([slow])
+        ]
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(queue_and_cache=queues(max_size=30))
+def test_the_endpoint_columns_render_what_the_customers_render(queue_and_cache, queue_cache):
+    """The endpoint's usual request (usual_persons → queue_rank_persons → ranked_persons) against
+    the customers' path (parse_queue → queue_rank → ranked_queue), Redis included: every field
+    of every person, in the same key order, and the same jump lists appended."""
+    persons, cache = queue_and_cache
+    queue_cache.clear()
+    for key, value in cache.items():
+        queue_cache.set_raw(key.removeprefix("lechat_"), value)
+    columns, payloads = usual_persons({"queue": copy.deepcopy(persons)})
+    plain = services.queue_rank_persons(persons=columns, trace_id="t", record_jumps=False)
+    by_columns = ranked_persons(payloads, plain.order)
+    outcome = services.queue_rank(customers=parse_queue(persons), trace_id="t", record_jumps=False)
+    by_customers = ranked_queue(outcome.queue)
+    assert [list(p.items()) for p in by_columns] == [list(p.items()) for p in by_customers]
+    assert not plain.degraded and not outcome.degraded
+    expected = ranking.rank(
+        parse_queue(persons),
+        rr_levels=store.read_rr_levels([str(p["uid"]) for p in persons]),
+        read_jump_lists=store.read_jump_lists,
+    )
+    assert plain.order.appended_jumps == expected.appended_jumps
 
 
 # The permission: one query for a service account ----------------------------------------------

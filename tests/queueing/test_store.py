@@ -7,7 +7,7 @@ import uuid
 import pytest
 from redis.connection import AbstractConnection
 
-from queueing import services, store
+from queueing import ranking, services, store
 
 from .helpers import customer, person
 
@@ -162,5 +162,99 @@ def test_round_trips_per_ranking_do_not_grow_with_the_queue(queue_cache, round_t
     large_outcome = services.queue_rank(customers=large, trace_id="large")
     assert small_outcome.jumps_appended > 0
     assert large_outcome.jumps_appended > 100
-    # MGET of RR levels, MGET of jump lists, EVALSHA of the append script.
-    assert small_trips == len(round_trips) == 3
+    # One MGET of the RR levels and the jump lists, one EVALSHA of the append script.
+    assert small_trips == len(round_trips) == 2
+
+
+def test_round_trips_of_the_endpoints_ranking_do_not_grow_with_the_queue(queue_cache, round_trips):
+    """The endpoint's way (columns, the append read after rendering): the same two."""
+
+    def persons(size: int) -> ranking.Persons:
+        for k in range(size):
+            queue_cache.set_rr(f"p{size}-{k}", "R7" if k % 2 == 0 else "R3")
+        queue = [person(f"p{size}-{k}", already_wait_time=size - k) for k in range(size)]
+        return ranking.Persons.of([customer(p) for p in queue])
+
+    rendered = []
+    warm_up = persons(4)
+    services.queue_rank_persons(persons=warm_up, trace_id="warm-up", render=rendered.append)
+    small, large = persons(10), persons(400)
+    round_trips.clear()
+    services.queue_rank_persons(persons=small, trace_id="small", render=rendered.append)
+    small_trips = len(round_trips)
+    round_trips.clear()
+    outcome = services.queue_rank_persons(persons=large, trace_id="large", render=rendered.append)
+    assert outcome.jumps_appended > 100
+    assert small_trips == len(round_trips) == 2
+
+
+# Appending while the caller renders ----------------------------------------------------------
+
+
+def test_an_append_read_later_does_what_append_jumps_does(queue_cache):
+    queue_cache.set_raw("jump_uids_b", '["x", "y"]')
+    queue_cache.set_raw("jump_uids_c", '[ "x", 7 ]')
+    appended = {"a": ["u1", "u2"], "b": ["u3"], "c": ["x", "7", "é"]}
+    texts: dict[str, bytes | None] = {}
+    store.read_jump_lists(list(appended), texts=texts)
+    pending = store.start_append_jumps(appended, texts=texts)
+    assert pending.result() == 4  # x and 7 were in c's list
+    assert queue_cache.jumps("a") == ["u1", "u2"]
+    assert queue_cache.jumps("b") == ["x", "y", "u3"]
+    assert json.loads(queue_cache.jumps_raw("c")) == ["x", 7, "é"]
+    assert queue_cache.ttl("jump_uids_a") > 0
+
+
+def test_nothing_to_append_costs_no_round_trip(queue_cache, round_trips):
+    pending = store.start_append_jumps({})
+    assert pending.result() == 0
+    assert round_trips == []
+
+
+def test_an_append_read_later_loads_a_script_redis_has_forgotten(queue_cache, monkeypatch):
+    client, script = store._connection()
+    forgotten = client.register_script(store._APPEND_JUMPS_LUA)
+    forgotten.sha = "0" * 40  # a script Redis does not know: NOSCRIPT
+    monkeypatch.setattr(store, "_connection", lambda: (client, forgotten))
+    assert store.start_append_jumps({"a": ["u1"]}).result() == 1
+    assert queue_cache.jumps("a") == ["u1"]
+    assert forgotten.sha == script.sha  # loaded again
+
+
+def test_an_append_to_a_redis_that_is_down_is_unavailable(settings, closed_redis_url):
+    settings.QUEUEING_REDIS_URL = closed_redis_url
+    pending = store.start_append_jumps({"a": ["u1"]})
+    with pytest.raises(store.Unavailable):
+        pending.result()
+
+
+def test_a_closed_append_gives_its_connection_back(queue_cache):
+    client, _ = store._connection()
+    pending = store.start_append_jumps({"a": ["u1"]})
+    in_use = len(client.connection_pool._in_use_connections)
+    pending.close()
+    assert len(client.connection_pool._in_use_connections) == in_use - 1
+
+
+def test_when_the_append_fails_the_ranking_is_rendered_again_degraded(queue_cache, monkeypatch):
+    queue_cache.set_rr("low", "R7")
+    queue_cache.set_rr("vip", "R1")
+    persons = ranking.Persons.of(
+        [customer(person("low", already_wait_time=60)), customer(person("vip"))]
+    )
+
+    def fail(self):
+        raise store.Unavailable("ConnectionError: gone")
+
+    monkeypatch.setattr(store.PendingAppend, "result", fail)
+    rendered = []
+
+    def render(order: ranking.Order) -> list[str]:
+        rendered.append([(persons.uid[p], order.rr[p]) for p in order.order])
+        return rendered[-1]
+
+    outcome = services.queue_rank_persons(persons=persons, trace_id="t", render=render)
+    assert outcome.degraded
+    assert rendered == [[("vip", 1), ("low", 7)], [("low", 9), ("vip", 9)]]
+    assert outcome.rendered == [("low", 9), ("vip", 9)]
+    assert outcome.jumps_appended == 0
