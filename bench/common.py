@@ -14,8 +14,11 @@ if str(ROOT) not in sys.path:
 
 
 def setup_django(database: str = "ticketdesk_bench") -> None:
-    """Point DATABASE_URL at `database` on the same server, create it if needed, migrate."""
+    """Point DATABASE_URL at `database` on the same server (BENCH_DATABASE overrides it, so
+    two benchmarks can run side by side), create it if needed, migrate."""
     import psycopg
+
+    database = os.environ.get("BENCH_DATABASE") or database
 
     base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     parts = urlsplit(base)

@@ -5,7 +5,7 @@ the sweep can never tell an agent twice."""
 
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
@@ -15,6 +15,11 @@ from .models import AssignmentEvent
 from .route import tell_agent
 
 SWEEP_GRACE = timedelta(seconds=10)
+# The claim, raw: it runs after every approval that assigns (the ORM's update compiles for
+# longer than PostgreSQL takes to run it).
+CLAIM_SQL = (
+    f"UPDATE {AssignmentEvent._meta.db_table} SET notified = true WHERE id = %s AND NOT notified"
+)
 
 
 def send_assignment_notice(
@@ -24,7 +29,9 @@ def send_assignment_notice(
     ticket has moved on: reclaimed, transferred — then there is nothing to say). The caller
     that just committed the assignment passes the ticket and group it holds."""
     with transaction.atomic():
-        claimed = AssignmentEvent.objects.filter(pk=event_id, notified=False).update(notified=True)
+        with connection.cursor() as cursor:
+            cursor.execute(CLAIM_SQL, [event_id])
+            claimed = cursor.rowcount
         if not claimed:
             return False
         if ticket is None or group is None:

@@ -1,23 +1,26 @@
 """Routing a ticket at the moment it needs a handler (approval, transfer to a group, drain,
 reclaim, overflow): the group's strategy picks, and the ticket is assigned or waits in its
-group's queue. The caller holds the group row lock (`lock_group`), taken before ticket rows.
+group's queue. The caller holds the group row lock, taken before ticket rows (an approval
+takes the ticket's first: `lock_ticket_and_group`).
 
 May import: routing's strategies and models, ticketing's core (models, lifecycle, transitions,
 notify), handler_groups, config."""
 
 import json
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
+from functools import cache
 
 from celery import current_app
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
 from handler_groups.models import HandlerGroup
 from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
-from ticketing.transitions import apply_transition
+from ticketing.transitions import Along, Step, apply_transition_along
 
 from .models import AssignmentEvent, RoutingDecision
 from .strategies.service import pick_handler
@@ -34,22 +37,75 @@ DECISION_INSERT_SQL = (
     "(ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)"
 )
-# An assignment writes its event and its decision in one statement (a data-modifying CTE):
-# the decision record adds no round trip under the group lock.
-ASSIGNED_INSERT_SQL = (
-    f"WITH decision AS ({DECISION_INSERT_SQL}) "
+# The writes that go with a routing transition (ticketing.transitions.Along, in the
+# transition's own statement, reading the routed ticket as `upd`): one statement under the
+# group lock for the ticket, its audit record, the cursor, the decision and the event.
+DECISION_ALONG_SQL = (
+    f"INSERT INTO {RoutingDecision._meta.db_table} "
+    "(ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created) "
+    "SELECT upd.id, %s, %s, %s, %s, %s, %s::jsonb, %s FROM upd"
+)
+EVENT_ALONG_SQL = (
     f"INSERT INTO {AssignmentEvent._meta.db_table} "
     "(group_id, ticket_id, user_id, kind, strategy, pick_ms, overflowed, reclaimed, created, "
-    "notified) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+    "notified) SELECT %s, upd.id, upd.handler_id, %s, %s, %s, %s, %s, upd.assigned_time, %s "
+    "FROM upd RETURNING id"
+)
+_GROUPS = HandlerGroup._meta.db_table
+CURSOR_ALONG_SQL = (
+    f"UPDATE {_GROUPS} SET last_assign_index = %s, updated = %s "
+    "WHERE id = %s AND EXISTS (SELECT 1 FROM upd)"
+)
+_GROUP_FIELDS = HandlerGroup._meta.concrete_fields
+_GROUP_ATTNAMES = [f.attname for f in _GROUP_FIELDS]
+# The ticket's row first, then its group's (the lateral join reads the group id from the
+# locked ticket): FOR UPDATE returns the rows as they are once locked, whatever the
+# statement's snapshot.
+LOCK_TICKET_AND_GROUP_SQL = (
+    f"WITH t AS (SELECT id, process_status, ticket_status, handler_group_id "
+    f"FROM {Ticket._meta.db_table} WHERE id = %s FOR UPDATE) "
+    f"SELECT t.process_status, t.ticket_status, "
+    f"{', '.join(f'g.{f.column}' for f in _GROUP_FIELDS)} "
+    f"FROM t LEFT JOIN LATERAL (SELECT * FROM {_GROUPS} WHERE id = t.handler_group_id "
+    "FOR UPDATE) g ON true"
 )
 
 
-def lock_group(group_id: int | None) -> HandlerGroup | None:
-    """Lock the group row (routing state: the round-robin cursor, loads). Always locked before
-    ticket rows."""
-    if group_id is None:
-        return None
-    return HandlerGroup.objects.select_for_update().get(pk=group_id)
+def lock_ticket_and_group(ticket_id: int) -> tuple[tuple[int, int], HandlerGroup | None]:
+    """Lock a ticket that is leaving approval and then its group (routing state: the
+    round-robin cursor, loads), in one statement; the ticket's (process_status,
+    ticket_status) as locked, and the group (None: no group). Ticket before group is safe
+    here: nobody who holds a group lock ever waits for a ticket that is only now leaving
+    approval."""
+    with connection.cursor() as cursor:
+        cursor.execute(LOCK_TICKET_AND_GROUP_SQL, [ticket_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Ticket.DoesNotExist("Ticket matching query does not exist.")
+    statuses, group_row = (row[0], row[1]), row[2:]
+    group = None if group_row[0] is None else _group_from_row(group_row)
+    return statuses, group
+
+
+def _group_from_row(row) -> HandlerGroup:
+    db = connections[DEFAULT_DB_ALIAS]
+    values = list(row)
+    for index, field, converters in _group_converters():
+        for converter in converters:
+            values[index] = converter(values[index], field, db)
+    return HandlerGroup.from_db(db.alias, _GROUP_ATTNAMES, values)
+
+
+@cache
+def _group_converters() -> list[tuple]:
+    """(position, field, converters) of the group's columns that have any."""
+    db = connections[DEFAULT_DB_ALIAS]
+    found = []
+    for index, field in enumerate(_GROUP_FIELDS):
+        converters = field.get_db_converters(db) + db.ops.get_db_converters(field)
+        if converters:
+            found.append((index, field, converters))
+    return found
 
 
 def route(
@@ -62,6 +118,8 @@ def route(
     overflowed: bool = False,
     defer_notice: bool = False,
     trigger: str = RoutingDecision.Trigger.APPROVAL,
+    before: Sequence[Step] = (),
+    along: Sequence[Along] = (),
 ) -> Ticket:
     """Put an approved ticket that is waiting for a handler (submitted or pending assign) in
     front of the group's strategy: picked → pending process (offered to the handler when the
@@ -74,10 +132,16 @@ def route(
     commit (the routing sweep backs it up), so rendering and writing the notice happen outside
     the group lock.
 
-    Every decision a group's strategy makes is recorded (one INSERT, RoutingDecision): what
-    it saw, `trigger` (why routing ran: approval, transfer, drain, reclaim, decline,
-    overflow, escalation) and the outcome."""
+    Every decision a group's strategy makes is recorded (RoutingDecision): what it saw,
+    `trigger` (why routing ran: approval, transfer, drain, reclaim, decline, overflow,
+    escalation) and the outcome. An assignment is one statement: the ticket's transition
+    with its audit record, the round-robin cursor, the decision and the assignment event.
+
+    `before` and `along` go into that statement (ticketing.transitions): an approval routes
+    the ticket it approves, so `ticket` is still submitted and being approved — approved,
+    its SLA rows written and routed by one compare-and-set, under the group lock."""
     handler_id, pick_ms, members = None, None, None
+    cursor = group.last_assign_index if group is not None else None
     if group is not None:
         # No savepoint (two more statements under the lock): a strategy's own failure (Redis
         # down, a bug in Python) leaves the transaction usable and the ticket waits in the
@@ -90,8 +154,124 @@ def route(
             if _transaction_failed():
                 raise
             logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
+            group.last_assign_index = cursor  # nobody was chosen: the cursor stays
             handler_id, members = None, []  # recorded as queued, with nothing seen
-    if members is not None and handler_id is None:
+    # The strategy moved the round-robin cursor in memory (to the member chosen): it is
+    # written with the decision.
+    moved = group is not None and group.last_assign_index != cursor
+    if handler_id is None:
+        return _queue(
+            ticket,
+            group,
+            members,
+            moved,
+            actor_id=actor_id,
+            now=now,
+            trigger=trigger,
+            before=before,
+            along=along,
+        )
+    outcome = (
+        RoutingDecision.Outcome.OFFERED
+        if group.offer_timeout_seconds
+        else RoutingDecision.Outcome.ASSIGNED
+    )
+    # The event's agent and instant are the assignment's own (`upd`: handler_id, assigned_time).
+    event = [
+        group.pk,
+        AssignmentEvent.Kind.ASSIGNED.value,
+        group.assign_strategy,
+        pick_ms,
+        overflowed,
+        bool(exclude),
+        not defer_notice,
+    ]
+    ticket, read = apply_transition_along(
+        ticket_id=ticket.pk,
+        transition=lifecycle.ASSIGN,
+        actor_id=actor_id,
+        now=now,
+        values={
+            "handler_id": handler_id,
+            "assigned_time": now,
+            "accepted_time": None,
+            "queued_time": None,
+        },
+        detail={"handler_id": handler_id, "strategy": group.assign_strategy},
+        before=before,
+        along=[
+            *along,
+            *_cursor_along(group, moved),
+            Along(
+                "decision",
+                DECISION_ALONG_SQL,
+                _decision_values(group, trigger, outcome, handler_id, members, now),
+            ),
+            Along("event", EVENT_ALONG_SQL, event, columns=["id"]),
+        ],
+    )
+    (event_id,) = read["event"]
+    ticket.handler_group = group
+    if group.offer_timeout_seconds:
+        schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
+    if defer_notice:
+        ticket.assignment_event_id = event_id
+    else:
+        tell_agent(ticket, group)
+    return ticket
+
+
+def _queue(
+    ticket: Ticket,
+    group: HandlerGroup | None,
+    members: list[dict] | None,
+    moved: bool,
+    *,
+    actor_id: int | None,
+    now: datetime,
+    trigger: str,
+    before: Sequence[Step],
+    along: Sequence[Along],
+) -> Ticket:
+    """Nobody picked: the ticket waits in the pool (a submitted ticket enters it), with the
+    decision recorded when the group's strategy made one (`members` not None)."""
+    along = list(along)
+    if members is not None:
+        along += [
+            *_cursor_along(group, moved),
+            Along(
+                "decision",
+                DECISION_ALONG_SQL,
+                _decision_values(
+                    group, trigger, RoutingDecision.Outcome.QUEUED, None, members, now
+                ),
+            ),
+        ]
+    if ticket.ticket_status == TicketStatus.SUBMITTED:
+        ticket, _ = apply_transition_along(
+            ticket_id=ticket.pk,
+            transition=lifecycle.ENTER_POOL,
+            actor_id=actor_id,
+            now=now,
+            values={"queued_time": now},
+            before=before,
+            along=along,
+        )
+    elif before:
+        *first, last = before
+        ticket, _ = apply_transition_along(
+            ticket_id=ticket.pk,
+            transition=last.transition,
+            actor_id=actor_id,
+            now=now,
+            values=last.values,
+            detail=last.detail,
+            before=first,
+            along=along,
+        )
+    elif members is not None:
+        if moved:
+            group.save(update_fields=["last_assign_index", "updated"])
         record_decision(
             ticket_id=ticket.pk,
             group=group,
@@ -101,60 +281,13 @@ def route(
             members=members,
             now=now,
         )
-    if handler_id is not None:
-        ticket = apply_transition(
-            ticket_id=ticket.pk,
-            transition=lifecycle.ASSIGN,
-            actor_id=actor_id,
-            now=now,
-            values={
-                "handler_id": handler_id,
-                "assigned_time": now,
-                "accepted_time": None,
-                "queued_time": None,
-            },
-            detail={"handler_id": handler_id, "strategy": group.assign_strategy},
-        )
-        ticket.handler_group = group
-        outcome = (
-            RoutingDecision.Outcome.OFFERED
-            if group.offer_timeout_seconds
-            else RoutingDecision.Outcome.ASSIGNED
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(
-                ASSIGNED_INSERT_SQL,
-                [
-                    *_decision_values(ticket.pk, group, trigger, outcome, handler_id, members, now),
-                    group.pk,
-                    ticket.pk,
-                    handler_id,
-                    AssignmentEvent.Kind.ASSIGNED.value,
-                    group.assign_strategy,
-                    pick_ms,
-                    overflowed,
-                    bool(exclude),
-                    now,
-                    not defer_notice,
-                ],
-            )
-            (event_id,) = cursor.fetchone()
-        if group.offer_timeout_seconds:
-            schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
-        if defer_notice:
-            ticket.assignment_event_id = event_id
-        else:
-            tell_agent(ticket, group)
-        return ticket
-    if ticket.ticket_status == TicketStatus.SUBMITTED:
-        return apply_transition(
-            ticket_id=ticket.pk,
-            transition=lifecycle.ENTER_POOL,
-            actor_id=actor_id,
-            now=now,
-            values={"queued_time": now},
-        )
     return ticket
+
+
+def _cursor_along(group: HandlerGroup, moved: bool) -> list[Along]:
+    if not moved:
+        return []
+    return [Along("cursor", CURSOR_ALONG_SQL, [group.last_assign_index, timezone.now(), group.pk])]
 
 
 def record_decision(
@@ -172,13 +305,13 @@ def record_decision(
     with connection.cursor() as cursor:
         cursor.execute(
             DECISION_INSERT_SQL,
-            _decision_values(ticket_id, group, trigger, outcome, chosen_id, members, now),
+            [ticket_id, *_decision_values(group, trigger, outcome, chosen_id, members, now)],
         )
 
 
-def _decision_values(ticket_id, group, trigger, outcome, chosen_id, members, now) -> list:
+def _decision_values(group, trigger, outcome, chosen_id, members, now) -> list:
+    """A RoutingDecision's columns after its ticket."""
     return [
-        ticket_id,
         group.pk,
         trigger,
         group.assign_strategy,

@@ -45,6 +45,7 @@ from .models import EscalationLevel, EventState, SlaEvent, SlaRule
 
 logger = logging.getLogger(__name__)
 
+
 FIRED = Counter("sla_levels_fired_total", "Escalation levels fired", ["clock"])
 LAG = Histogram(
     "sla_level_lag_seconds",
@@ -131,11 +132,10 @@ def sync_events(
     pauses: list,
     now: datetime,
     resumed: bool = False,
-    fresh: bool = False,
 ) -> None:
     """Create the ticket's events, or re-time the pending ones (fired ones are history).
-    Pending events of levels the rule no longer has are removed. `fresh`: the ticket has
-    none yet (approval), so nothing is read first."""
+    Pending events of levels the rule no longer has are removed. (At approval the ticket
+    has none yet: `start_events` writes them with the approval.)"""
     planned = planned_events(
         ticket,
         rule,
@@ -143,11 +143,7 @@ def sync_events(
         resolve_deadline=resolve_deadline,
         pauses=pauses,
     )
-    existing = (
-        {}
-        if fresh
-        else {(e.clock, e.level): e for e in SlaEvent.objects.filter(ticket_id=ticket.pk)}
-    )
+    existing = {(e.clock, e.level): e for e in SlaEvent.objects.filter(ticket_id=ticket.pk)}
     creates, updates = [], []
     for key, (due, level_id) in planned.items():
         event = existing.get(key)
@@ -185,6 +181,32 @@ def sync_events(
             due_at__lt=now,
             due_at__gt=resolve_deadline,
         ).update(state=EventState.SKIPPED)
+
+
+START_EVENTS_SQL = (
+    f"INSERT INTO {SlaEvent._meta.db_table} "
+    "(ticket_id, clock, level, escalation_level_id, due_at, state, fired_at) "
+    "SELECT upd.id, e.clock, e.level, e.level_id, e.due_at, %s, NULL FROM upd, "
+    "unnest(%s::varchar[], %s::smallint[], %s::bigint[], %s::timestamptz[]) "
+    "AS e(clock, level, level_id, due_at) "
+    "ON CONFLICT DO NOTHING"
+)
+
+
+def start_events(
+    planned: dict[tuple[str, int], tuple[datetime | None, int | None]],
+) -> tuple[str, list]:
+    """The approval's escalation events (`planned_events` of the fresh ticket, which has none
+    yet), as one INSERT to run in the approval's own statement (`upd`: the approved ticket;
+    ticketing.transitions.Along)."""
+    keys = list(planned)
+    return START_EVENTS_SQL, [
+        EventState.PENDING.value,
+        [clock for clock, _ in keys],
+        [level for _, level in keys],
+        [planned[key][1] for key in keys],
+        [planned[key][0] for key in keys],
+    ]
 
 
 def pause_events(ticket_id: int) -> None:

@@ -7,10 +7,11 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from config.errors import ConflictError
 from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket
-from ticketing.transitions import record
+from ticketing.transitions import Along, record
 
 from . import escalation
 from .calendars import business_calendar
@@ -51,31 +52,53 @@ def _deadlines(ticket: Ticket, rule: SlaRule | None, pauses) -> tuple[datetime |
     return response, resolve
 
 
-def sla_start_clocks(*, ticket: Ticket, now: datetime) -> dict[str, object]:
-    """Approval hook, inside the approval transaction: match the rule and compute both
-    deadlines from submitted_time (the customer has been waiting since submission), and open
-    the clock-segment log. Returns the ticket fields to set with the approval itself."""
+CLOCK_STARTS_SQL = (
+    f"INSERT INTO {ClockSegment._meta.db_table} (ticket_id, clock, kind, at, actor_id, created) "
+    "SELECT upd.id, s.clock, %s, %s, NULL, %s FROM upd, unnest(%s::varchar[]) AS s(clock)"
+)
+
+
+@dataclass(frozen=True)
+class ClockStart:
+    """What an approval writes to start the SLA clocks: the ticket's fields (rule and both
+    deadlines), and the statements that go with the approval's own (ticketing.transitions
+    .Along, reading the approved ticket as `upd`): the start of each clock in the
+    clock-segment log, and the ticket's escalation events, one per level."""
+
+    fields: dict[str, object]
+    along: tuple[Along, ...]
+
+
+def sla_start_clocks(*, ticket: Ticket, now: datetime) -> ClockStart:
+    """Approval hook, before anything is written (no query: the rules are memoised): match
+    the rule and compute both deadlines from submitted_time (the customer has been waiting
+    since submission), the clocks to open and every escalation level's instant. The caller
+    sets `fields` with the approval and runs `along` in the approval's statement."""
     rule = match_rule(priority=ticket.priority, category=ticket.category)
     response, resolve = _deadlines(ticket, rule, [])
-    ClockSegment.objects.bulk_create(
-        [
-            ClockSegment(
-                ticket_id=ticket.pk, clock=clock, kind=SegmentKind.START, at=ticket.submitted_time
+    clocks = [
+        clock
+        for clock, deadline in ((Clock.RESPONSE, response), (Clock.RESOLVE, resolve))
+        if deadline is not None
+    ]
+    planned = escalation.planned_events(
+        ticket, rule, response_deadline=response, resolve_deadline=resolve, pauses=[]
+    )
+    along = []
+    if clocks:
+        along.append(
+            Along(
+                "sla_clocks",
+                CLOCK_STARTS_SQL,
+                [SegmentKind.START.value, ticket.submitted_time, timezone.now(), clocks],
             )
-            for clock, deadline in ((Clock.RESPONSE, response), (Clock.RESOLVE, resolve))
-            if deadline is not None
-        ]
+        )
+    if planned:
+        along.append(Along("sla_events", *escalation.start_events(planned)))
+    return ClockStart(
+        fields={"sla_rule": rule, "response_deadline": response, "resolve_deadline": resolve},
+        along=tuple(along),
     )
-    escalation.sync_events(
-        ticket,
-        rule,
-        response_deadline=response,
-        resolve_deadline=resolve,
-        pauses=[],
-        now=now,
-        fresh=True,
-    )
-    return {"sla_rule": rule, "response_deadline": response, "resolve_deadline": resolve}
 
 
 def _pauses(ticket_id: int):
@@ -98,7 +121,9 @@ def sla_pause(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
         ).update(sla_paused=True, sla_paused_at=now)
         if not claimed:
             raise ConflictError(
-                "Cannot pause: the ticket is already waiting on the applicant or is not open."
+                gettext(
+                    "Cannot pause: the ticket is already waiting on the applicant or is not open."
+                )
             )
         ClockSegment.objects.create(
             ticket_id=ticket_id, clock=Clock.RESOLVE, kind=SegmentKind.PAUSE, at=now, actor=user
@@ -117,7 +142,9 @@ def sla_resume(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
             sla_paused=False, sla_paused_at=None
         )
         if not claimed:
-            raise ConflictError("Cannot resume: the ticket is not waiting on the applicant.")
+            raise ConflictError(
+                gettext("Cannot resume: the ticket is not waiting on the applicant.")
+            )
         ClockSegment.objects.create(
             ticket_id=ticket_id, clock=Clock.RESOLVE, kind=SegmentKind.RESUME, at=now, actor=user
         )

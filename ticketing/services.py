@@ -9,19 +9,20 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
 from routing.notices import send_assignment_notice
 from routing.offers import decline_offer, offer_answered
-from routing.route import lock_group, route
+from routing.route import lock_ticket_and_group, route
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
 
 from . import lifecycle, notify
 from .lifecycle import IllegalTransition
 from .models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
-from .transitions import apply_transition, record
+from .transitions import Step, apply_transition, record
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +48,9 @@ def ticket_submit(
     if handler_group_id is not None:
         group = HandlerGroup.objects.filter(pk=handler_group_id).first()
         if group is None:
-            raise InvalidArgument("handler_group_id", "No handler group with this id.")
+            raise InvalidArgument("handler_group_id", _("No handler group with this id."))
         if not group.is_enabled:
-            raise InvalidArgument("handler_group_id", "This handler group is disabled.")
+            raise InvalidArgument("handler_group_id", _("This handler group is disabled."))
     with transaction.atomic():
         ticket = Ticket.objects.create(
             bill_code=_bill_code(now),
@@ -72,27 +73,54 @@ def ticket_submit(
     return ticket
 
 
+APPROVAL_INPUTS_SQL = (
+    "SELECT handler_group_id, submitted_time, priority, category, process_status "
+    f"FROM {Ticket._meta.db_table} WHERE id = %s"
+)
+
+
 def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> Ticket:
-    """Approve, start the SLA clocks and route the ticket, all in one transaction."""
+    """Approve, start the SLA clocks and route the ticket, all in one transaction of four
+    statements: what the clocks start from; the ticket's and the group's locks; the member
+    figures; one compare-and-set that approves and assigns (or puts in the pool), with both
+    audit records, the clocks' rows, the cursor, the decision and the assignment event."""
     now = now or timezone.now()
     with transaction.atomic():
-        # What the SLA clocks start from (fields an approving ticket cannot change under us).
-        submitted = Ticket.objects.only(
-            "handler_group_id", "submitted_time", "priority", "category"
-        ).get(pk=ticket_id)
-        ticket = apply_transition(
-            ticket_id=ticket_id,
-            transition=lifecycle.APPROVE,
+        # What the SLA clocks start from (fields an approving ticket cannot change under us),
+        # so that the deadlines and escalation instants are computed before any lock.
+        with connection.cursor() as cursor:
+            cursor.execute(APPROVAL_INPUTS_SQL, [ticket_id])
+            row = cursor.fetchone()
+        if row is None:
+            raise Ticket.DoesNotExist("Ticket matching query does not exist.")
+        group_id, submitted_time, priority, category, process_status = row
+        if process_status not in lifecycle.APPROVE.sources:
+            raise IllegalTransition(lifecycle.APPROVE, process_status)
+        submitted = Ticket(
+            pk=ticket_id,
+            handler_group_id=group_id,
+            submitted_time=submitted_time,
+            priority=priority,
+            category=category,
+        )
+        clocks = sla_start_clocks(ticket=submitted, now=now)
+        # The group lock serialises every routing decision of the group: held only for the
+        # member figures → pick → the one compare-and-set → commit. The ticket's row is
+        # locked just before it, and checked again, so that the strategy (longest idle's
+        # Redis pick) only ever runs for an approval that stands.
+        (process_status, submitted.ticket_status), group = lock_ticket_and_group(ticket_id)
+        if process_status not in lifecycle.APPROVE.sources:
+            raise IllegalTransition(lifecycle.APPROVE, process_status)
+        approve = Step(lifecycle.APPROVE, {"approved_time": now, **clocks.fields})
+        ticket = route(
+            ticket=submitted,
+            group=group,
             actor_id=approver.pk,
             now=now,
-            values={"approved_time": now, **sla_start_clocks(ticket=submitted, now=now)},
+            defer_notice=True,
+            before=[approve],
+            along=clocks.along,
         )
-        # The group lock serialises every routing decision of the group, so it is taken as
-        # late as possible and held only for pick → cursor → assign → commit. Taking it after
-        # this ticket's row is safe: nobody who holds a group lock ever waits for a ticket
-        # that is only now leaving approval.
-        group = lock_group(ticket.handler_group_id)
-        ticket = route(ticket=ticket, group=group, actor_id=approver.pk, now=now, defer_notice=True)
     # The agent is told once the lock is released; should that fail, the routing sweep tells
     # them (the approval itself has committed and stands).
     event_id = getattr(ticket, "assignment_event_id", None)
@@ -163,7 +191,7 @@ def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ti
             row = current.first()
             if row and row["ticket_status"] == TicketStatus.PENDING_PROCESS:
                 raise IllegalTransition(lifecycle.ACCEPT, row["ticket_status"]).with_message(
-                    "Cannot accept this ticket: it is assigned to another handler."
+                    _("Cannot accept this ticket: it is assigned to another handler.")
                 ) from exc
             raise
 
@@ -182,7 +210,9 @@ def ticket_decline(
     reason = (reason or "").strip()
     if len(reason) > DECLINE_REASON_MAX:
         raise InvalidArgument(
-            "reason", f"Ensure this field has no more than {DECLINE_REASON_MAX} characters."
+            "reason",
+            _("Ensure this field has no more than %(max)d characters.")
+            % {"max": DECLINE_REASON_MAX},
         )
     try:
         return decline_offer(ticket_id=ticket_id, handler_id=handler.pk, reason=reason, now=now)
@@ -195,13 +225,15 @@ def ticket_decline(
         if row is None:
             raise
         if row["accepted_time"] is not None or row["ticket_status"] == TicketStatus.PROCESSING:
-            message = "Cannot decline this ticket: it has been accepted already."
+            message = _("Cannot decline this ticket: it has been accepted already.")
         elif (
             row["ticket_status"] == TicketStatus.PENDING_PROCESS and row["handler_id"] != handler.pk
         ):
-            message = "Cannot decline this ticket: it is assigned to another handler."
+            message = _("Cannot decline this ticket: it is assigned to another handler.")
         elif row["ticket_status"] == TicketStatus.PENDING_ASSIGN:
-            message = "Cannot decline this ticket: it is waiting in the pool, not offered to you."
+            message = _(
+                "Cannot decline this ticket: it is waiting in the pool, not offered to you."
+            )
         else:
             raise
         raise IllegalTransition(lifecycle.DECLINE, row["ticket_status"]).with_message(
@@ -220,7 +252,7 @@ def ticket_reply(
             ProcessStatus.CANCELLED,
         ):
             raise IllegalTransition(lifecycle.CLOSE, None).with_message(
-                "Cannot reply: the ticket is closed."
+                _("Cannot reply: the ticket is closed.")
             )
         reply = TicketReply.objects.create(
             ticket_id=ticket_id, author=author, reply_type=reply_type, content=content
@@ -234,7 +266,7 @@ def ticket_reply(
             action="reply",
             actor_id=author.pk,
             now=now,
-            detail={"reply_id": reply.pk, "reply_type": ReplyType(reply_type).label},
+            detail={"reply_id": reply.pk, "reply_type": ReplyType(reply_type).name.lower()},
         )
         if ticket.sla_paused and author.pk == ticket.creator_id and reply_type == ReplyType.PUBLIC:
             # The applicant answered: the team is no longer waiting on them.
@@ -291,7 +323,7 @@ def ticket_transfer(
     group's strategy routes it."""
     now = now or timezone.now()
     if handler_id is None and handler_group_id is None:
-        raise InvalidArgument("non_field_errors", "Give handler_id, handler_group_id or both.")
+        raise InvalidArgument("non_field_errors", _("Give handler_id, handler_group_id or both."))
     with transaction.atomic():
         current = Ticket.objects.filter(pk=ticket_id).values("handler_group_id").first()
         target_group_id = handler_group_id or current["handler_group_id"]
@@ -303,9 +335,9 @@ def ticket_transfer(
         target_group = groups.get(target_group_id) if target_group_id else None
         if handler_group_id is not None:
             if target_group is None:
-                raise InvalidArgument("handler_group_id", "No handler group with this id.")
+                raise InvalidArgument("handler_group_id", _("No handler group with this id."))
             if not target_group.is_enabled:
-                raise InvalidArgument("handler_group_id", "This handler group is disabled.")
+                raise InvalidArgument("handler_group_id", _("This handler group is disabled."))
         if handler_id is not None:
             _check_transfer_target(handler_id, target_group)
         detail = {
@@ -370,7 +402,7 @@ def ticket_escalate_to_group(*, ticket_id: int, group_id: int, level: int, now: 
         }
         target = groups.get(group_id)
         if target is None or not target.is_enabled:
-            raise InvalidArgument("reassign_group_id", "The group is missing or disabled.")
+            raise InvalidArgument("reassign_group_id", _("The group is missing or disabled."))
         detail = {"from_group_id": current, "to_group_id": group_id, "sla_level": level}
         return _to_group_pool(
             ticket_id, target, actor_id=None, now=now, detail=detail, trigger="escalation"
@@ -381,8 +413,8 @@ def _check_transfer_target(handler_id: int, group: HandlerGroup | None) -> None:
     from django.contrib.auth import get_user_model
 
     if not get_user_model().objects.filter(pk=handler_id, is_active=True).exists():
-        raise InvalidArgument("handler_id", "No active user with this id.")
+        raise InvalidArgument("handler_id", _("No active user with this id."))
     if group is not None and handler_id not in group.member_ids:
         raise InvalidArgument(
-            "handler_id", "This user is not a member of the target handler group."
+            "handler_id", _("This user is not a member of the target handler group.")
         )

@@ -6,11 +6,13 @@ routing steps), so the trail has one writer.
 May import: ticketing.models, ticketing.lifecycle, config."""
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model, Q
 
 from .lifecycle import IllegalTransition, Transition
@@ -38,6 +40,36 @@ def record(
     )
 
 
+@dataclass(frozen=True)
+class Along:
+    """A statement that goes with a transition, inside the transition's one statement (as a
+    CTE named `name`), so that it costs no round trip of its own: a write that belongs to
+    the status change (the SLA clocks of an approval; the routing decision of an
+    assignment).
+
+    `sql` may read `upd`, the updated ticket row: `INSERT … SELECT … FROM upd` writes only
+    when the transition applies (a transition that did not apply raises IllegalTransition,
+    but the caller's transaction may go on). `columns`: expressions over the CTE's (at most
+    one) row to read back, returned by `apply_transition_along`; a plain SELECT runs only
+    when something of it is read back."""
+
+    name: str
+    sql: str
+    params: Sequence[Any] = ()
+    columns: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """A transition the ticket takes first, in the same compare-and-set as another on a
+    different status field (an approval that routes at once: approve, then assign or enter
+    the pool), with its own values and its own audit record."""
+
+    transition: Transition
+    values: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
 def apply_transition(
     *,
     ticket_id: int,
@@ -53,36 +85,94 @@ def apply_transition(
     win), writing its audit record in the same statement. Takes the ticket's row lock until
     the caller's transaction ends. Raises IllegalTransition, changing nothing, when the ticket
     is not in a source status (or does not meet `condition`)."""
+    ticket, _ = apply_transition_along(
+        ticket_id=ticket_id,
+        transition=transition,
+        actor_id=actor_id,
+        now=now,
+        values=values,
+        condition=condition,
+        detail=detail,
+    )
+    return ticket
+
+
+def apply_transition_along(
+    *,
+    ticket_id: int,
+    transition: Transition,
+    actor_id: int | None,
+    now: datetime,
+    values: dict[str, Any] | None = None,
+    condition: Q | None = None,
+    detail: dict[str, Any] | None = None,
+    along: Sequence[Along] = (),
+    before: Sequence[Step] = (),
+) -> tuple[Ticket, dict[str, tuple | None]]:
+    """`apply_transition`, with the statements `along` in the same statement, and the
+    transitions `before` taken first in it (all or none; one audit record each, in order,
+    by the same actor at the same instant). Returns the ticket and, by name, the columns read
+    back from each along (None for a CTE without a row). IllegalTransition names the first
+    transition whose source status the ticket is not in."""
     assert connection.in_atomic_block, "apply_transition must run inside transaction.atomic"
-    where_sql, where_params = _where(ticket_id, transition, condition)
-    updates = {transition.field: transition.target, **(values or {})}
-    audit = {
-        "action": transition.name,
-        "actor_id": actor_id,
-        "to_status": transition.target,
-        "created": now,
-        "detail": {"field": transition.field, **(detail or {})},
-    }
+    steps = [*before, Step(transition, values or {}, detail or {})]
+    fields = [step.transition.field for step in steps]
+    assert len(set(fields)) == len(fields), "one transition per status field"
+    where_sql, where_params = _where(ticket_id, steps, condition)
+    updates: dict[str, Any] = {}
+    audits = []
+    for step in steps:
+        updates[step.transition.field] = step.transition.target
+        updates.update(step.values)
+        audits.append(
+            (
+                step.transition.name,
+                step.transition.target,
+                json.dumps({"field": step.transition.field, **step.detail}),
+            )
+        )
     claimed = _compare_and_set(
-        where_sql, where_params, previous_field=transition.field, updates=updates, audit=audit
+        where_sql,
+        where_params,
+        fields=fields,
+        updates=updates,
+        audit_by=(actor_id, now),
+        audits=audits,
+        along=along,
     )
     if claimed is None:
-        current = Ticket.objects.filter(pk=ticket_id).values_list(transition.field, flat=True)
-        raise IllegalTransition(transition, current.first())
+        current = Ticket.objects.filter(pk=ticket_id).values(*fields).first() or {}
+        failed = next(
+            (
+                step.transition
+                for step in steps
+                if current.get(step.transition.field) not in step.transition.sources
+            ),
+            transition,
+        )
+        raise IllegalTransition(failed, current.get(failed.field))
     return claimed
 
 
-def _where(ticket_id: int, transition: Transition, condition: Q | None) -> tuple[str, list]:
-    """The compare-and-set's WHERE: this ticket, in a source status (approved, where the
-    transition needs it), and meeting `condition`."""
+def _where(ticket_id: int, steps: list[Step], condition: Q | None) -> tuple[str, list]:
+    """The compare-and-set's WHERE: this ticket, in a source status of every step (approved,
+    where a transition needs it and no earlier step approves), and meeting `condition`."""
     table = connection.ops.quote_name(Ticket._meta.db_table)
-    column = connection.ops.quote_name(transition.field)
-    sources = ", ".join(["%s"] * len(transition.sources))
-    sql = f"{table}.id = %s AND {table}.{column} IN ({sources})"
-    params: list = [ticket_id, *transition.sources]
-    if transition.requires_approved:
-        sql += f" AND {table}.process_status = %s"
-        params.append(ProcessStatus.APPROVED)
+    sql = f"{table}.id = %s"
+    params: list = [ticket_id]
+    approved = False
+    for step in steps:
+        transition = step.transition
+        column = connection.ops.quote_name(transition.field)
+        sources = ", ".join(["%s"] * len(transition.sources))
+        sql += f" AND {table}.{column} IN ({sources})"
+        params.extend(transition.sources)
+        if transition.requires_approved and not approved:
+            sql += f" AND {table}.process_status = %s"
+            params.append(ProcessStatus.APPROVED)
+        approved = approved or (
+            transition.field == "process_status" and transition.target == ProcessStatus.APPROVED
+        )
     if condition is not None:
         queryset = Ticket.objects.filter(condition)
         compiler = queryset.query.get_compiler(connection=connection)
@@ -105,62 +195,102 @@ def _ticket_columns() -> tuple[str, list]:
     return returning, converters
 
 
+@cache
+def _ticket_attnames() -> list[str]:
+    return [f.attname for f in Ticket._meta.concrete_fields]
+
+
 def _compare_and_set(
     where_sql: str,
     where_params: list,
     *,
-    previous_field: str,
+    fields: list[str],
     updates: dict[str, Any],
-    audit: dict[str, Any],
-):
-    """One statement: lock the row matching WHERE, update it, write the audit record, and
-    return the updated ticket — or None when no row matched (and nothing was written).
+    audit_by: tuple[int | None, datetime],
+    audits: list[tuple],
+    along: Sequence[Along] = (),
+) -> tuple[Ticket, dict[str, tuple | None]] | None:
+    """One statement: lock the row matching WHERE, update it, write the audit records (one
+    per status field changed, in order) and run the `along` statements, and return the
+    updated ticket with what the alongs read back — or None when no row matched (and nothing
+    was written).
 
-        WITH old AS (SELECT id, <field> FROM t WHERE <where> FOR UPDATE),
-             upd AS (UPDATE t SET … FROM old WHERE t.id = old.id RETURNING old.<field>, t.*),
-             rec AS (INSERT INTO oa_ticket_record … SELECT … FROM upd)
-        SELECT * FROM upd
+        WITH old AS (SELECT id, <field> AS previous_0, … FROM t WHERE <where> FOR UPDATE),
+             upd AS (UPDATE t SET … FROM old WHERE t.id = old.id
+                     RETURNING old.previous_0, …, t.*),
+             rec AS (INSERT INTO oa_ticket_record …
+                     SELECT … FROM upd, (VALUES (0, …), …) AS s ORDER BY s.ord),
+             <along.name> AS (<along.sql>), …
+        SELECT upd.*, <along columns> FROM upd LEFT JOIN <along.name> ON true …
 
     The WHERE is on the locked table, so after waiting for a concurrent writer PostgreSQL
-    re-checks it against the new row version (a lost race matches nothing)."""
+    re-checks it against the new row version (a lost race matches nothing). The audit
+    records are written in step order (their ids follow it: the trail is read by id)."""
+    db = connections[DEFAULT_DB_ALIAS]  # the connection itself, not the per-access proxy
     meta = Ticket._meta
-    quote = connection.ops.quote_name
+    quote = db.ops.quote_name
     table = quote(meta.db_table)
     assignments, set_params = [], []
     for name, value in updates.items():
-        field = meta.get_field(name)
+        model_field = meta.get_field(name)
         if isinstance(value, Model):
             value = value.pk
-        assignments.append(f"{quote(field.column)} = %s")
-        set_params.append(field.get_db_prep_save(value, connection))
+        assignments.append(f"{quote(model_field.column)} = %s")
+        set_params.append(model_field.get_db_prep_save(value, db))
     returning, converters = _ticket_columns()
-    column = quote(meta.get_field(previous_field).column)
+    previous = [
+        f"{table}.{quote(meta.get_field(name).column)} AS previous_{i}"
+        for i, name in enumerate(fields)
+    ]
+    previous_out = ", ".join(f"old.previous_{i}" for i in range(len(fields)))
+    from_status = (
+        "upd.previous_0"
+        if len(fields) == 1
+        else "CASE s.ord "
+        + " ".join(f"WHEN {i} THEN upd.previous_{i}" for i in range(len(fields)))
+        + " END"
+    )
+    rows = ", ".join(f"({i}, %s, %s::smallint, %s::jsonb)" for i in range(len(audits)))
     records = quote(TicketRecord._meta.db_table)
     sql = (
-        f"WITH old AS (SELECT {table}.id, {table}.{column} AS previous FROM {table} "
+        f"WITH old AS (SELECT {table}.id, {', '.join(previous)} FROM {table} "
         f"WHERE {where_sql} FOR UPDATE), "
         f"upd AS (UPDATE {table} SET {', '.join(assignments)} FROM old "
-        f"WHERE {table}.id = old.id RETURNING old.previous, {returning}), "
+        f"WHERE {table}.id = old.id RETURNING {previous_out}, {returning}), "
         f"rec AS (INSERT INTO {records} "
         f"(ticket_id, action, actor_id, from_status, to_status, created, detail) "
-        f"SELECT upd.id, %s, %s, upd.previous, %s, %s, %s::jsonb FROM upd) "
-        f"SELECT * FROM upd"
+        f"SELECT upd.id, s.action, %s::bigint, {from_status}, s.to_status, %s::timestamptz, "
+        f"s.detail FROM upd, (VALUES {rows}) AS s(ord, action, to_status, detail) "
+        f"ORDER BY s.ord)"
     )
-    audit_params = [
-        audit["action"],
-        audit["actor_id"],
-        audit["to_status"],
-        audit["created"],
-        json.dumps(audit["detail"]),
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*where_params, *set_params, *audit_params])
+    audit_params = [*audit_by, *(value for audit in audits for value in audit)]
+    along_params: list = []
+    read_back, joins = [], []
+    for statement in along:
+        sql += f", {statement.name} AS ({statement.sql})"
+        along_params.extend(statement.params)
+        if statement.columns:
+            read_back.extend(f"{statement.name}.{column}" for column in statement.columns)
+            joins.append(f" LEFT JOIN {statement.name} ON true")
+    sql += f" SELECT {', '.join(['upd.*', *read_back])} FROM upd{''.join(joins)}"
+    with db.cursor() as cursor:
+        cursor.execute(sql, [*where_params, *set_params, *audit_params, *along_params])
         row = cursor.fetchone()
     if row is None:
         return None
     values = []
-    for (field, field_converters), value in zip(converters, row[1:], strict=True):
+    start = len(fields)
+    end = start + len(converters)
+    for (model_field, field_converters), value in zip(converters, row[start:end], strict=True):
         for converter in field_converters:
-            value = converter(value, field, connection)
+            value = converter(value, model_field, db)
         values.append(value)
-    return Ticket.from_db(connection.alias, [f.attname for f, _ in converters], values)
+    ticket = Ticket.from_db(db.alias, _ticket_attnames(), values)
+    read: dict[str, tuple | None] = {}
+    for statement in along:
+        if statement.columns:
+            width = len(statement.columns)
+            columns = tuple(row[end : end + width])
+            read[statement.name] = None if all(c is None for c in columns) else columns
+            end += width
+    return ticket, read

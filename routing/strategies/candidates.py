@@ -2,6 +2,7 @@
 last assignment and capacity of every member of a group."""
 
 from datetime import datetime
+from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -12,28 +13,42 @@ from ticketing.models import ACTIVE_STATUSES, TicketStatus
 
 from .eligibility import GroupPolicy, MemberRow
 
-# One statement, each figure an index-driven subquery per member (ticket_handler_idx,
-# ticket_handler_assigned_idx), so the cost does not grow with a member's history. Raw SQL:
-# it runs under the group lock on every routing decision, and the ORM spends several times
-# longer compiling the equivalent annotations than PostgreSQL spends executing them.
+# One statement. Per member, one index-driven pass over the tickets that can count today —
+# active (ticket_handler_idx) or assigned since the day began (ticket_handler_assigned_idx) —
+# gives the three counts and, for a member assigned today, the last assignment; only for the
+# others is that one probe backwards on ticket_handler_assigned_idx. So the cost does not grow
+# with a member's history. Raw SQL: it runs under the group lock on every routing decision,
+# and the ORM spends several times longer compiling the equivalent annotations than
+# PostgreSQL spends executing them.
 MEMBER_ROWS_SQL = """
 SELECT u.id, u.is_active, p.state, p.online_since, p.idle_since,
-       (SELECT count(*) FROM oa_ticket_bill t
-         WHERE t.handler_id = u.id AND t.ticket_status = ANY(%(active)s)) AS active,
-       (SELECT count(*) FROM oa_ticket_bill t
-         WHERE t.handler_id = u.id AND t.ticket_status = %(offered)s AND t.accepted_time IS NULL
-           AND t.handler_group_id = %(group)s) AS open_offers,
-       (SELECT count(*) FROM oa_ticket_bill t
-         WHERE t.handler_id = u.id AND t.assigned_time >= %(day_start)s
-           AND t.handler_group_id = %(group)s) AS assigned_today,
-       (SELECT max(t.assigned_time) FROM oa_ticket_bill t
-         WHERE t.handler_id = u.id) AS last_assigned,
-       (SELECT c.max_active FROM oa_handler_member_capacity c
-         WHERE c.group_id = %(group)s AND c.user_id = u.id) AS own_cap,
+       f.active, f.open_offers, f.assigned_today,
+       COALESCE(f.last_today, (SELECT max(t.assigned_time) FROM oa_ticket_bill t
+                                WHERE t.handler_id = u.id)) AS last_assigned,
+       c.max_active AS own_cap,
        u.username
-FROM {users} u LEFT JOIN oa_agent_presence p ON p.user_id = u.id
+FROM {users} u
+LEFT JOIN oa_agent_presence p ON p.user_id = u.id
+LEFT JOIN oa_handler_member_capacity c ON c.group_id = %(group)s AND c.user_id = u.id
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE t.ticket_status = ANY(%(active)s)) AS active,
+           count(*) FILTER (WHERE t.ticket_status = %(offered)s AND t.accepted_time IS NULL
+                              AND t.handler_group_id = %(group)s) AS open_offers,
+           count(*) FILTER (WHERE t.assigned_time >= %(day_start)s
+                              AND t.handler_group_id = %(group)s) AS assigned_today,
+           max(t.assigned_time) FILTER (WHERE t.assigned_time >= %(day_start)s) AS last_today
+    FROM oa_ticket_bill t
+    WHERE t.handler_id = u.id
+      AND (t.ticket_status = ANY(%(active)s) OR t.ticket_status = %(offered)s
+           OR t.assigned_time >= %(day_start)s)
+) f
 WHERE u.id = ANY(%(ids)s)
 """
+
+
+@cache
+def _member_rows_sql() -> str:
+    return MEMBER_ROWS_SQL.format(users=connection.ops.quote_name(get_user_model()._meta.db_table))
 
 
 def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) -> list[MemberRow]:
@@ -41,10 +56,9 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
     if not member_ids:
         return []
     day_start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    users = connection.ops.quote_name(get_user_model()._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
-            MEMBER_ROWS_SQL.format(users=users),
+            _member_rows_sql(),
             {
                 "group": group.pk,
                 "day_start": day_start,

@@ -1,8 +1,10 @@
+from django.utils.translation import gettext_noop
+
 from .base import PickContext
 from .registry import register
 
 
-@register(2, "least load")
+@register(2, gettext_noop("least load"))
 class LeastLoad:
     """The eligible member with the fewest active tickets (pending process or processing);
     ties go to the member assigned longest ago (never assigned counts as longest ago), then

@@ -1,12 +1,14 @@
 import time
 
+from django.utils.translation import gettext_noop
+
 from routing import idle_pool, reconcile
 
 from .base import PickContext
 from .registry import register
 
 
-@register(4, "longest idle")
+@register(4, gettext_noop("longest idle"))
 class LongestIdle:
     """ACD pick: the eligible member idle longest (since their last assignment or the end of
     their wrap-up; a newly online agent's score is pushed back by the warm-up), taken

@@ -1,8 +1,10 @@
+from django.utils.translation import gettext_noop
+
 from .base import PickContext
 from .registry import register
 
 
-@register(0, "manual")
+@register(0, gettext_noop("manual"))
 class Manual:
     """Nobody is picked: the ticket waits in the pool until a member accepts it."""
 

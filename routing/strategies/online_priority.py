@@ -1,8 +1,10 @@
+from django.utils.translation import gettext_noop
+
 from .base import PickContext
 from .registry import register
 
 
-@register(3, "online priority")
+@register(3, gettext_noop("online priority"))
 class OnlinePriority:
     """The eligible member who has been online longest gets the ticket (quick response over
     balance). Members with no presence record (groups that do not require presence) come

@@ -1,12 +1,15 @@
+from django.utils.translation import gettext_noop
+
 from .base import PickContext
 from .registry import register
 
 
-@register(1, "round robin")
+@register(1, gettext_noop("round robin"))
 class RoundRobin:
     """Walk the member list from the member after the last one assigned, skipping members who
-    are not eligible; the cursor moves to the member actually chosen. The caller holds the
-    group row lock, so concurrent approvals see each other's cursor moves."""
+    are not eligible; the cursor moves to the member actually chosen (in memory: routing
+    writes it in the assignment's own statement). The caller holds the group row lock, so
+    concurrent approvals see each other's cursor moves."""
 
     auto_assigns = True
 
@@ -20,6 +23,5 @@ class RoundRobin:
             index = (start + step) % len(members)
             if members[index] in eligible:
                 ctx.group.last_assign_index = index
-                ctx.group.save(update_fields=["last_assign_index", "updated"])
                 return members[index]
         return None

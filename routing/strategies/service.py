@@ -44,7 +44,9 @@ def pick_handler(
     """Choose the member who gets a ticket of `group` by the group's strategy, or None (the
     ticket stays in the pool), and how long the pick took in milliseconds. `exclude`: members
     kept away from this ticket (user id → eligibility.MISSED / DECLINED). The caller must
-    hold the group row lock (`select_for_update`) inside `transaction.atomic`."""
+    hold the group row lock (`select_for_update`) inside `transaction.atomic`. A strategy
+    writes nothing to PostgreSQL: round robin moves `group.last_assign_index` in memory,
+    and routing (route.py) stores it with the assignment."""
     started = time.perf_counter()
     if not group.is_enabled:
         return Pick(None, 0.0, None)

@@ -1,0 +1,129 @@
+"""The approval's own path through routing: what it writes in how many statements, that the
+strategy only runs for an approval that stands, and the member figures it reads."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from routing import route as route_module
+from routing.models import AssignmentEvent, RoutingDecision
+from routing.strategies.candidates import member_rows
+from sla.models import ClockSegment, SlaEvent
+from sla.selectors import _enabled_rules
+from tests.concurrency import run_in_parallel
+from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
+from ticketing import services
+from ticketing.lifecycle import IllegalTransition
+from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
+
+
+def submit(group, applicant, **kwargs):
+    return services.ticket_submit(
+        creator=applicant, title="t", content="c", priority=2, handler_group_id=group.pk, **kwargs
+    )
+
+
+@pytest.mark.django_db
+def test_an_approval_is_four_statements_and_one_compare_and_set_writes_everything(
+    applicant, approver, monkeypatch, settings, request
+):
+    settings.REFERENCE_CACHE_SECONDS = 60  # the SLA rules memoised, as in production
+    _enabled_rules.clear()
+    request.addfinalizer(_enabled_rules.clear)
+    agents = [UserFactory(username=f"a{i}") for i in range(3)]
+    group = HandlerGroupFactory(members=agents, assign_strategy=1)
+    services.ticket_approve(ticket_id=submit(group, applicant).pk, approver=approver)  # to a0
+    ticket = submit(group, applicant)
+    monkeypatch.setattr(services, "send_assignment_notice", lambda **kwargs: None)
+    with CaptureQueriesContext(connection) as queries:
+        approved = services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    statements = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].split()[0] not in ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE")
+    ]
+    # What the clocks start from; the ticket's and the group's locks; the member figures; the
+    # compare-and-set with the audit records, the clocks, the cursor, the decision, the event.
+    assert len(statements) == 4, statements
+    assert approved.handler_id == agents[1].pk
+    assert approved.ticket_status == TicketStatus.PENDING_PROCESS
+    assert approved.process_status == ProcessStatus.APPROVED
+    assert approved.response_deadline is not None and approved.resolve_deadline is not None
+    assert list(
+        TicketRecord.objects.filter(ticket_id=ticket.pk).order_by("id").values_list("action")
+    ) == [("submit",), ("approve",), ("assign",)]
+    assert ClockSegment.objects.filter(ticket_id=ticket.pk, kind="start").count() == 2
+    assert SlaEvent.objects.filter(ticket_id=ticket.pk, state="pending").count() == 4
+    decision = RoutingDecision.objects.get(ticket_id=ticket.pk)
+    assert (decision.outcome, decision.chosen_id) == ("assigned", agents[1].pk)
+    assert [m["user_id"] for m in decision.members] == [a.pk for a in agents]
+    event = AssignmentEvent.objects.get(ticket_id=ticket.pk)
+    assert (event.user_id, event.created, event.notified) == (
+        agents[1].pk,
+        approved.assigned_time,
+        False,
+    )
+    group.refresh_from_db()
+    assert group.last_assign_index == 1
+
+
+@pytest.mark.django_db
+def test_approving_a_ticket_no_longer_approving_never_runs_the_strategy(
+    applicant, approver, monkeypatch
+):
+    group = HandlerGroupFactory(members=[UserFactory(username="a0")], assign_strategy=4)
+    ticket = submit(group, applicant)
+    services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    picks = []
+    monkeypatch.setattr(route_module, "pick_handler", lambda **kwargs: picks.append(kwargs))
+    with pytest.raises(IllegalTransition, match="approve"):
+        services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    assert picks == []
+    assert TicketRecord.objects.filter(ticket_id=ticket.pk, action="approve").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_of_two_approvers_at_once_one_approves_and_routes(applicant):
+    agents = [UserFactory(username=f"a{i}") for i in range(2)]
+    group = HandlerGroupFactory(members=agents, assign_strategy=1)
+    ticket = submit(group, applicant)
+    approvers = [ApproverFactory(username=f"ap{i}") for i in range(4)]
+    results = run_in_parallel(
+        [lambda a=a: services.ticket_approve(ticket_id=ticket.pk, approver=a) for a in approvers]
+    )
+    won = [r for r in results if isinstance(r, Ticket)]
+    lost = [r for r in results if isinstance(r, IllegalTransition)]
+    assert (len(won), len(lost)) == (1, 3), results
+    assert TicketRecord.objects.filter(ticket_id=ticket.pk, action="approve").count() == 1
+    assert AssignmentEvent.objects.filter(ticket_id=ticket.pk).count() == 1
+    assert RoutingDecision.objects.filter(ticket_id=ticket.pk).count() == 1
+    assert SlaEvent.objects.filter(ticket_id=ticket.pk).count() == 4
+    group.refresh_from_db()
+    assert group.last_assign_index == 0
+
+
+@pytest.mark.django_db
+def test_member_figures_count_today_and_find_an_assignment_before_today(applicant, approver):
+    agents = [UserFactory(username=f"a{i}") for i in range(2)]
+    group = HandlerGroupFactory(members=agents, assign_strategy=1)
+    now = timezone.now()
+    yesterday = now - timedelta(days=1)
+    first = submit(group, applicant, now=yesterday)
+    services.ticket_approve(ticket_id=first.pk, approver=approver, now=yesterday)  # to a0
+    services.ticket_accept(ticket_id=first.pk, handler=agents[0], now=yesterday)
+    services.ticket_complete(ticket_id=first.pk, handler=agents[0], now=yesterday)
+    second = submit(group, applicant, now=now)
+    services.ticket_approve(ticket_id=second.pk, approver=approver, now=now)  # to a1
+    rows = {row.user_id: row for row in member_rows(group=group, member_ids=[a.pk for a in agents],
+                                                     now=now)}  # fmt: skip
+    done, busy = rows[agents[0].pk], rows[agents[1].pk]
+    assert (done.active, done.assigned_today, done.last_assigned) == (0, 0, yesterday)
+    assert (busy.active, busy.open_offers, busy.assigned_today, busy.last_assigned) == (
+        1,
+        1,
+        1,
+        now,
+    )
