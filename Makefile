@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed-pyproject.stamp
 ARGS ?=
 
-.PHONY: run dev test check install
+.PHONY: run dev test check install messages
 
 # Production settings with the documented environment (placeholders: nothing is connected).
 DEPLOY_ENV := DJANGO_SETTINGS_MODULE=config.settings.production \
@@ -34,6 +34,15 @@ check: $(INSTALLED)
 	$(DEPLOY_ENV) $(PYTHON) manage.py check --deploy --fail-level WARNING
 
 install: $(INSTALLED)
+
+# The Simplified Chinese catalogue: collect the marked strings into locale/zh_Hans/.../django.po
+# (translate the new entries there; locale/GLOSSARY.zh_Hans.md fixes the words), then compile
+# the .mo that ships in the repository. Needs GNU gettext (apt-get install gettext); running
+# the product and the tests does not.
+messages: $(INSTALLED)
+	$(PYTHON) manage.py makemessages -l zh_Hans --no-obsolete -i '.venv/*' -i 'bench/*' \
+		-i 'tests/*' -i 'staticfiles/*' -i 'test-artifacts/*' -i 'docs/*' -i 'devserver/*'
+	$(PYTHON) manage.py compilemessages -l zh_Hans --ignore '.venv/*'
 
 $(PYTHON):
 	$(PYTHON3) -m venv $(VENV)

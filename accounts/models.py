@@ -1,5 +1,5 @@
-"""A person's preferences: the time zone every page shows times in, and the language (the
-console follows it once the translations ship; until then it is only stored)."""
+"""A person's preferences: the time zone every page shows times in, and the language pages and
+notifications speak (accounts/preferences.py applies both)."""
 
 import zoneinfo
 from functools import lru_cache
@@ -34,7 +34,20 @@ class Profile(models.Model):
         help_text=_("Empty: the browser's on the next visit, else the server's TIME_ZONE."),
     )
     language = models.CharField(
-        _("language"), max_length=16, blank=True, default="", choices=settings.LANGUAGES
+        _("language"),
+        max_length=16,
+        blank=True,
+        default="",
+        choices=settings.LANGUAGES,
+        help_text=_("Empty: the language the browser asks for."),
+    )
+    browser_language = models.CharField(
+        _("browser language"),
+        max_length=16,
+        blank=True,
+        default="",
+        editable=False,
+        help_text=_("What the browser last asked for; notifications use it while none is chosen."),
     )
 
     class Meta:
@@ -42,4 +55,4 @@ class Profile(models.Model):
         verbose_name = _("profile")
 
     def __str__(self) -> str:
-        return f"profile of {self.user_id}"
+        return _("profile of %(user)s") % {"user": self.user_id}

@@ -1,31 +1,67 @@
-"""Each person's time zone on every page: the middleware activates it for the request, so
-templates and forms show times in it (the API keeps ISO-8601 with offsets, whatever the zone).
+"""Each person's time zone and language on every page.
 
-The zone comes from the person's profile, read once per request. Empty means "not chosen yet":
-the console then asks the browser for its zone once (static/js/timezone.js), else the
-server's TIME_ZONE applies."""
+The middleware reads the signed-in person's profile once per request and activates:
+- the time zone: the profile's, else (not chosen yet) the server's TIME_ZONE while the console
+  asks the browser for its zone once (static/js/timezone.js); templates and forms show times
+  in it, and the API keeps ISO-8601 with offsets whatever the zone;
+- the language: the profile's choice, else what LocaleMiddleware negotiated (the language
+  cookie the header switch sets, else Accept-Language). The negotiated language of a person
+  who has not chosen is remembered (`browser_language`) so that notifications written for
+  them while they are away speak their language too (`reader_settings`)."""
 
 import zoneinfo
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from django.utils import timezone
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone, translation
 
 from .models import Profile, validate_time_zone
 
+SUPPORTED = {code for code, _name in settings.LANGUAGES}
 
-def chosen_time_zone(request) -> str | None:
-    """The signed-in person's zone name, "" when not chosen yet, None when anonymous. Read
+
+@dataclass(frozen=True)
+class Preferences:
+    time_zone: str
+    language: str
+    browser_language: str
+
+
+_NONE = Preferences("", "", "")
+
+
+def preferences(request) -> Preferences | None:
+    """The signed-in person's stored preferences ("" = not chosen), None when anonymous. Read
     once per request (one primary-key query), so a change applies to the next page."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return None
-    cached = getattr(request, "_time_zone", None)
+    cached = getattr(request, "_preferences", None)
     if cached is None:
-        cached = (
-            Profile.objects.filter(user_id=user.pk).values_list("time_zone", flat=True).first()
-            or ""
+        row = (
+            Profile.objects.filter(user_id=user.pk)
+            .values_list("time_zone", "language", "browser_language")
+            .first()
         )
-        request._time_zone = cached
+        cached = Preferences(*row) if row else _NONE
+        request._preferences = cached
     return cached
+
+
+def activate_language(request, code: str) -> None:
+    """`code` (a profile's choice) for the rest of this request, if it is one we speak (an
+    API token's person: the middleware ran before the token was read)."""
+    if code in SUPPORTED:
+        translation.activate(code)
+        request.LANGUAGE_CODE = code
+
+
+def chosen_time_zone(request) -> str | None:
+    """The signed-in person's zone name, "" when not chosen yet, None when anonymous."""
+    prefs = preferences(request)
+    return None if prefs is None else prefs.time_zone
 
 
 def set_time_zone(user, name: str, *, request=None, only_if_unset: bool = False) -> bool:
@@ -39,21 +75,82 @@ def set_time_zone(user, name: str, *, request=None, only_if_unset: bool = False)
         profile.time_zone = name
         profile.save(update_fields=["time_zone"])
     if request is not None:
-        request._time_zone = profile.time_zone
+        request._preferences = None
     return changed
 
 
-class TimeZoneMiddleware:
-    """After authentication: the person's zone is the current one for this request."""
+def set_language(user, code: str, *, request=None) -> None:
+    """Store the person's language ("" = follow the browser)."""
+    if code and code not in SUPPORTED:
+        raise ValueError(f"unsupported language {code!r}")
+    Profile.objects.update_or_create(user=user, defaults={"language": code})
+    if request is not None:
+        request._preferences = None
+
+
+# Raw: on every notification's path (an approval's notice among them), where the ORM's
+# query building cost more than the query.
+_READERS_SQL = (
+    f"SELECT user_id, language, browser_language, time_zone FROM {Profile._meta.db_table} "
+    "WHERE user_id = ANY(%s)"
+)
+
+
+def reader_settings(user_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+    """How to write to each person while they are away: (language, time zone name) — their
+    choice, else the language their browser last asked for, else LANGUAGE_CODE; their zone,
+    else TIME_ZONE. One query for any number of people."""
+    ids = list(dict.fromkeys(user_ids))
+    default = (settings.LANGUAGE_CODE, settings.TIME_ZONE)
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(_READERS_SQL, [ids])
+        rows = cursor.fetchall()
+    found = {
+        user_id: (
+            language if language in SUPPORTED else browser if browser in SUPPORTED else default[0],
+            zone or default[1],
+        )
+        for user_id, language, browser, zone in rows
+    }
+    return {user_id: found.get(user_id, default) for user_id in ids}
+
+
+class PreferencesMiddleware:
+    """After authentication (and after LocaleMiddleware): the person's zone and language are
+    the current ones for this request."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        name = chosen_time_zone(request)
-        if name:
-            timezone.activate(zoneinfo.ZoneInfo(name))
+        prefs = preferences(request)
+        if prefs is not None:
+            if prefs.time_zone:
+                timezone.activate(zoneinfo.ZoneInfo(prefs.time_zone))
+            if prefs.language in SUPPORTED:
+                translation.activate(prefs.language)
+                request.LANGUAGE_CODE = prefs.language
+            else:
+                self._remember_browser_language(request, prefs)
         try:
             return self.get_response(request)
         finally:
             timezone.deactivate()
+
+    @staticmethod
+    def _remember_browser_language(request, prefs: Preferences) -> None:
+        negotiated = translation.get_language()
+        if negotiated not in SUPPORTED or negotiated == prefs.browser_language:
+            return
+        if not prefs.browser_language and negotiated == settings.LANGUAGE_CODE:
+            return  # nothing learnt: the default is what notifications use anyway
+        # Written only when it changes: one UPDATE on the first page in a new language.
+        updated = Profile.objects.filter(user_id=request.user.pk).update(
+            browser_language=negotiated
+        )
+        if not updated:
+            Profile.objects.get_or_create(
+                user_id=request.user.pk, defaults={"browser_language": negotiated}
+            )

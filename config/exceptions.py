@@ -6,6 +6,7 @@
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
+from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -17,7 +18,7 @@ class Conflict(exceptions.APIException):
     """The request is well formed but the resource's current state does not allow it."""
 
     status_code = status.HTTP_409_CONFLICT
-    default_detail = "The resource's current state does not allow this."
+    default_detail = _("The resource's current state does not allow this.")
     default_code = "conflict"
 
 

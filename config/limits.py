@@ -6,6 +6,7 @@ The default is API_MAX_BODY_BYTES; the queue ranking takes whole queues and has 
 
 from django.conf import settings
 from django.http import JsonResponse
+from django.utils.translation import gettext as _
 from rest_framework import status
 from rest_framework.exceptions import APIException
 
@@ -19,7 +20,9 @@ def body_limit_for(path: str) -> int:
 
 
 def too_large_message(limit: int) -> str:
-    return f"The request body is larger than this endpoint's limit of {limit} bytes."
+    return _("The request body is larger than this endpoint's limit of %(limit)d bytes.") % {
+        "limit": limit
+    }
 
 
 class PayloadTooLarge(APIException):

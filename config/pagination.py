@@ -1,3 +1,4 @@
+from django.utils.translation import gettext_lazy as _
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
 
@@ -14,12 +15,14 @@ class Pagination(PageNumberPagination):
             and raw not in self.last_page_strings
             and not (raw.isascii() and raw.isdigit())
         ):
-            raise ValidationError({self.page_query_param: ["A page number is a positive integer."]})
+            raise ValidationError(
+                {self.page_query_param: [_("A page number is a positive integer.")]}
+            )
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound as exc:
             if raw is not None and raw.isascii() and raw.isdigit() and int(raw) == 0:
-                raise ValidationError({self.page_query_param: ["Pages start at 1."]}) from exc
+                raise ValidationError({self.page_query_param: [_("Pages start at 1.")]}) from exc
             raise
 
     def get_schema_operation_parameters(self, view):

@@ -11,12 +11,13 @@
 import io
 
 import orjson
+from django.utils.translation import gettext_lazy as _
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from .limits import PayloadTooLarge, body_limit_for
 
-NESTING_MESSAGE = "JSON nested too deeply."
+NESTING_MESSAGE = _("JSON nested too deeply.")
 
 
 class SafeJSONParser(JSONParser):

@@ -27,7 +27,9 @@ POOL_SORT_CHOICES = (
 # The order a tab shows when the query string names none.
 DEFAULT_SORT = {"mine": "sla", "pending": "-age", "all": "-age"}
 
-category_validator = RegexValidator(r"^[A-Za-z0-9_.-]*$", "Letters, digits, '.', '_' and '-' only.")
+category_validator = RegexValidator(
+    r"^[A-Za-z0-9_.-]*$", _("Letters, digits, '.', '_' and '-' only.")
+)
 
 
 def _enabled_groups():
@@ -117,22 +119,25 @@ class PoolFilterForm(forms.Form):
 
 
 class TicketSubmitForm(forms.Form):
-    title = forms.CharField(max_length=200)
+    title = forms.CharField(label=_("Title"), max_length=200)
     content = forms.CharField(
-        label="Describe the problem", max_length=50_000, widget=forms.Textarea(attrs={"rows": 6})
+        label=_("Describe the problem"), max_length=50_000, widget=forms.Textarea(attrs={"rows": 6})
     )
-    priority = forms.TypedChoiceField(choices=Priority.choices, coerce=int, initial=Priority.MEDIUM)
+    priority = forms.TypedChoiceField(
+        label=_("Priority"), choices=Priority.choices, coerce=int, initial=Priority.MEDIUM
+    )
     category = forms.CharField(
+        label=_("Category"),
         max_length=50,
         required=False,
         validators=[category_validator],
-        help_text="Optional short code, e.g. vpn or printer.",
+        help_text=_("Optional short code, e.g. vpn or printer."),
     )
     handler_group = forms.ModelChoiceField(
-        label="Team",
+        label=_("Team"),
         queryset=HandlerGroup.objects.none(),
         required=False,
-        empty_label="Not sure — let the desk route it",
+        empty_label=_("Not sure — let the desk route it"),
     )
 
     def __init__(self, *args, **kwargs):
@@ -185,24 +190,26 @@ class ReplyForm(forms.Form):
 
 
 class RejectForm(forms.Form):
-    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    reason = forms.CharField(
+        label=_("Reason"), max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
 
 class DeclineForm(forms.Form):
     reason = forms.CharField(
-        label="Reason (optional)",
+        label=_("Reason (optional)"),
         max_length=500,
         required=False,
-        widget=forms.TextInput(attrs={"placeholder": "e.g. not my area"}),
+        widget=forms.TextInput(attrs={"placeholder": _("e.g. not my area")}),
     )
 
 
 class TransferForm(forms.Form):
     handler_id = forms.TypedChoiceField(
-        label="To handler", coerce=int, empty_value=None, required=False
+        label=_("To handler"), coerce=int, empty_value=None, required=False
     )
     handler_group_id = forms.TypedChoiceField(
-        label="To group", coerce=int, empty_value=None, required=False
+        label=_("To group"), coerce=int, empty_value=None, required=False
     )
 
     def __init__(self, *args, **kwargs):
@@ -212,17 +219,17 @@ class TransferForm(forms.Form):
         handlers = (
             get_user_model().objects.filter(pk__in=member_ids, is_active=True).order_by("username")
         )
-        self.fields["handler_id"].choices = [("", "Keep / let the group route it")] + [
+        self.fields["handler_id"].choices = [("", _("Keep / let the group route it"))] + [
             (user.pk, user.get_username()) for user in handlers
         ]
-        self.fields["handler_group_id"].choices = [("", "Keep the current group")] + [
+        self.fields["handler_group_id"].choices = [("", _("Keep the current group"))] + [
             (group.pk, group.name) for group in groups
         ]
 
     def clean(self):
         data = super().clean()
         if data.get("handler_id") is None and data.get("handler_group_id") is None:
-            raise forms.ValidationError("Choose a handler, a group or both.")
+            raise forms.ValidationError(_("Choose a handler, a group or both."))
         return data
 
     def transfer_arguments(self) -> dict:

@@ -11,8 +11,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 
-from accounts.timezones import chosen_time_zone
+from accounts.preferences import chosen_time_zone
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from notifications import selectors as inbox_selectors
 from sla.reports import may_read_reports
@@ -55,7 +56,7 @@ def visible_ticket(request: HttpRequest, ticket_id: int) -> Ticket:
     try:
         return selectors.ticket_for(request.user, ticket_id)
     except Ticket.DoesNotExist:
-        raise Http404("No such ticket, or you may not see it.") from None
+        raise Http404(_("No such ticket, or you may not see it.")) from None
 
 
 def detail_url(ticket_id: int) -> str:
@@ -72,7 +73,7 @@ def error_status(exc: Exception) -> int:
 def error_message(exc: Exception) -> str:
     if isinstance(exc, InvalidArgument):
         return exc.message
-    return str(exc) or "This action is not allowed."
+    return str(exc) or _("This action is not allowed.")
 
 
 def perform(

@@ -101,5 +101,28 @@ def ensure_browser(say: Callable[[str], None], env: Mapping[str, str] | None = N
     return found
 
 
+def ensure_cjk_font(say: Callable[[str], None]) -> bool:
+    """A font with Chinese glyphs, so that the zh-hans journey's screenshots show text, not
+    boxes (people's own machines have one; a bare server often has none). Only the pictures
+    depend on it, so a failure is said, never fatal. Debian's fonts-wqy-microhei is 5 MB."""
+    if not shutil.which("fc-list"):
+        return False
+    listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, check=False)
+    if listed.stdout.strip():
+        return True
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get")):
+        say("note: no Chinese font; the zh-hans screenshots will show boxes")
+        return False
+    say("Installing a Chinese font for the screenshots (fonts-wqy-microhei)")
+    quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "fonts-wqy-microhei"]
+    if subprocess.run(install, env=quiet, check=False).returncode != 0:
+        subprocess.run(["apt-get", "update"], env=quiet, check=False)
+        if subprocess.run(install, env=quiet, check=False).returncode != 0:
+            say("note: could not install a Chinese font; the zh-hans screenshots will show boxes")
+            return False
+    return True
+
+
 if __name__ == "__main__":
     sys.exit(0 if ensure_browser(lambda message: print(message, flush=True)) else 1)

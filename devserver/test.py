@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 from devserver.browser import ENV_NAME as BROWSER_ENV
-from devserver.browser import ensure_browser
+from devserver.browser import ensure_browser, ensure_cjk_font
 from devserver.processes import DevServerError, describe_exit, say, spawn
 from devserver.services import DATA_DIR, EmbeddedPostgres, EmbeddedRedis, read_dotenv
 
@@ -68,6 +68,7 @@ def main(pytest_args: list[str]) -> int:
         browser = ensure_browser(say, env)
         if browser:
             env[BROWSER_ENV] = browser
+            ensure_cjk_font(say)  # the zh-hans screenshots' glyphs
         if stop_signal is not None:
             say(f"{signal.Signals(stop_signal).name} received during start-up: stopping")
             return 128 + stop_signal

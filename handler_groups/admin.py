@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy as _
 
 from .models import HandlerGroup, MemberCapacity
 from .services import ROUTING_FIELDS, handler_group_save, routing_form_fields
@@ -11,9 +12,10 @@ class HandlerGroupForm(forms.ModelForm):
     """Edits members with a multi-select; the accessor writes the stored string."""
 
     members = forms.ModelMultipleChoiceField(
+        label=_("members"),
         queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
         required=False,
-        widget=FilteredSelectMultiple("members", is_stacked=False),
+        widget=FilteredSelectMultiple(_("members"), is_stacked=False),
     )
 
     class Meta:
@@ -37,7 +39,7 @@ class HandlerGroupForm(forms.ModelForm):
 class MemberCapacityInline(admin.TabularInline):
     model = MemberCapacity
     extra = 0
-    verbose_name_plural = "per-member max_active (overrides the group's)"
+    verbose_name_plural = _("per-member max_active (overrides the group's)")
 
 
 @admin.register(HandlerGroup)
@@ -63,10 +65,10 @@ class HandlerGroupAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        ("Routing", {"fields": routing_form_fields()}),
+        (_("Routing"), {"fields": routing_form_fields()}),
     ]
 
-    @admin.display(description="members")
+    @admin.display(description=_("members"))
     def member_count(self, group: HandlerGroup) -> int:
         return len(group.member_ids)
 

@@ -1,4 +1,5 @@
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from .models import MAX_OFFER_TIMEOUT_SECONDS, GroupStatus, HandlerGroup, assign_strategy_choices
@@ -61,7 +62,7 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
         given = [attrs.pop(key) for key in ("members", "member_ids") if key in attrs]
         if len(given) == 2 and given[0] != given[1]:
             raise serializers.ValidationError(
-                {"members": ["Give members or member_ids, not two different lists."]}
+                {"members": [_("Give members or member_ids, not two different lists.")]}
             )
         if given:
             attrs["member_ids"] = self._valid_members(given[0])
@@ -71,21 +72,27 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
         if overflow is not None:
             if self.instance is not None and overflow == self.instance.pk:
                 raise serializers.ValidationError(
-                    {"overflow_group_id": ["A group cannot overflow into itself."]}
+                    {"overflow_group_id": [_("A group cannot overflow into itself.")]}
                 )
             if not HandlerGroup.objects.filter(pk=overflow).exists():
                 raise serializers.ValidationError(
-                    {"overflow_group_id": [f"No handler group with id {overflow}."]}
+                    {
+                        "overflow_group_id": [
+                            _("No handler group with id %(id)s.") % {"id": overflow}
+                        ]
+                    }
                 )
         return attrs
 
     def _valid_members(self, ids: list[int]) -> list[int]:
         if len(set(ids)) != len(ids):
-            raise serializers.ValidationError({"members": ["Member ids must be unique."]})
+            raise serializers.ValidationError({"members": [_("Member ids must be unique.")]})
         found = set(get_user_model().objects.filter(pk__in=ids).values_list("pk", flat=True))
         missing = [i for i in ids if i not in found]
         if missing:
-            raise serializers.ValidationError({"members": [f"No user with id(s) {missing}."]})
+            raise serializers.ValidationError(
+                {"members": [_("No user with id(s) %(ids)s.") % {"ids": missing}]}
+            )
         return ids
 
     def validate_leader_id(self, leader_id: int | None) -> int | None:
@@ -97,5 +104,5 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
 
 def _existing_user(user_id: int | None) -> int | None:
     if user_id is not None and not get_user_model().objects.filter(pk=user_id).exists():
-        raise serializers.ValidationError(f"No user with id {user_id}.")
+        raise serializers.ValidationError(_("No user with id %(id)s.") % {"id": user_id})
     return user_id

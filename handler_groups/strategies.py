@@ -4,6 +4,8 @@ each implementation here as it loads (routing/strategies/registry.py), so the ch
 `HandlerGroup.assign_strategy` are derived from what exists without handler_groups importing
 routing."""
 
+from django.utils.translation import gettext_lazy
+
 _labels: dict[int, str] = {}
 
 
@@ -14,4 +16,5 @@ def declare(code: int, label: str) -> None:
 
 
 def strategy_choices() -> list[tuple[int, str]]:
-    return sorted(_labels.items())
+    """Each label in the active language (registered as English, marked with gettext_noop)."""
+    return [(code, gettext_lazy(label)) for code, label in sorted(_labels.items())]

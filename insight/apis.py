@@ -1,3 +1,4 @@
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.exceptions import NotFound
@@ -44,7 +45,7 @@ class SimulationViewSet(viewsets.GenericViewSet):
     def create(self, request):
         user = request.user
         if not user.is_staff and not _leads_a_group(user):
-            raise Forbidden("Only staff and group leaders may run simulations.")
+            raise Forbidden(_("Only staff and group leaders may run simulations."))
         data = SimulationInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -55,9 +56,9 @@ class SimulationViewSet(viewsets.GenericViewSet):
         else:
             group = HandlerGroup.objects.filter(pk=values["group"]).first()
             if group is None:
-                raise InvalidArgument("group", "No handler group with this id.")
+                raise InvalidArgument("group", _("No handler group with this id."))
             if not user.is_staff and group.leader_id != user.pk:
-                raise Forbidden("Only staff and the group's leader may simulate its routing.")
+                raise Forbidden(_("Only staff and the group's leader may simulate its routing."))
             params.update(
                 group=group.pk,
                 **{"from": values["from"].isoformat(), "to": values["to"].isoformat()},
@@ -76,7 +77,7 @@ class SimulationViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, pk=None):
         user = request.user
         if not user.is_staff and not _leads_a_group(user):
-            raise Forbidden("Only staff and group leaders may read simulations.")
+            raise Forbidden(_("Only staff and group leaders may read simulations."))
         simulation = Simulation.objects.select_related("group").filter(pk=int(pk)).first()
         if simulation is None or not visible_to(user, simulation):
             raise NotFound()

@@ -4,15 +4,16 @@ parameters, its state in the worker and its result (insight/simulator.py's repor
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from handler_groups.models import HandlerGroup
 
 
 class SimulationStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
 
 
 class Simulation(models.Model):
@@ -21,28 +22,35 @@ class Simulation(models.Model):
 
     group = models.ForeignKey(
         HandlerGroup,
+        verbose_name=_("group"),
         null=True,
         blank=True,
         on_delete=models.CASCADE,
         related_name="simulations",
     )
-    params = models.JSONField(default=dict)
+    params = models.JSONField(verbose_name=_("params"), default=dict)
     status = models.CharField(
-        max_length=8, choices=SimulationStatus.choices, default=SimulationStatus.QUEUED
+        verbose_name=_("status"),
+        max_length=8,
+        choices=SimulationStatus.choices,
+        default=SimulationStatus.QUEUED,
     )
-    result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True, default="")
+    result = models.JSONField(verbose_name=_("result"), null=True, blank=True)
+    error = models.TextField(verbose_name=_("error"), blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
+        verbose_name=_("created by"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
     )
-    created = models.DateTimeField(default=timezone.now)
-    finished = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(verbose_name=_("created"), default=timezone.now)
+    finished = models.DateTimeField(verbose_name=_("finished"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("simulation")
+        verbose_name_plural = _("simulations")
         db_table = "insight_simulation"
         indexes = [
             # The dashboard: a group's latest finished simulation.

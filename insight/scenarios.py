@@ -9,6 +9,7 @@ from datetime import date, datetime, time, timedelta
 
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from handler_groups.models import HandlerGroup, MemberCapacity
 from routing.models import PresenceSpan, PresenceState
@@ -70,12 +71,17 @@ def _number(kind, low, high, *, low_open=False):
         try:
             value = kind(raw)
         except (TypeError, ValueError):
-            raise ValueError(f"must be {'an integer' if kind is int else 'a number'}") from None
+            raise ValueError(
+                gettext("must be an integer") if kind is int else gettext("must be a number")
+            ) from None
         if isinstance(raw, bool) or (isinstance(value, float) and not math.isfinite(value)):
-            raise ValueError("must be a finite number")
+            raise ValueError(gettext("must be a finite number"))
         if (value <= low if low_open else value < low) or value > high:
-            bound = f"greater than {low}" if low_open else f"at least {low}"
-            raise ValueError(f"must be {bound} and at most {high}")
+            if low_open:
+                message = gettext("must be greater than %(low)s and at most %(high)s")
+            else:
+                message = gettext("must be at least %(low)s and at most %(high)s")
+            raise ValueError(message % {"low": low, "high": high})
         return value
 
     return parse
@@ -89,7 +95,7 @@ def _speeds(raw):
 
 def _dist(raw):
     if raw not in ("lognormal", "exponential"):
-        raise ValueError("must be lognormal or exponential")
+        raise ValueError(gettext("must be lognormal or exponential"))
     return raw
 
 
@@ -138,7 +144,7 @@ def parse_synthetic(spec: str | dict | None) -> SyntheticParams:
                 continue
             key, sep, value = part.partition("=")
             if not sep:
-                errors[key.strip() or part] = "expected key=value"
+                errors[key.strip() or part] = gettext("expected key=value")
             else:
                 items[key.strip()] = value.strip()
         if errors:
@@ -147,7 +153,9 @@ def parse_synthetic(spec: str | dict | None) -> SyntheticParams:
     for key in sorted(items):
         parse = SYNTHETIC_KEYS.get(key)
         if parse is None:
-            errors[key] = f"unknown; expected one of {', '.join(SYNTHETIC_KEYS)}"
+            errors[key] = gettext("unknown; expected one of %(keys)s") % {
+                "keys": ", ".join(SYNTHETIC_KEYS)
+            }
             continue
         try:
             values[key] = parse(items[key])
@@ -155,7 +163,10 @@ def parse_synthetic(spec: str | dict | None) -> SyntheticParams:
             errors[key] = str(exc)
     agents = values.get("agents", SyntheticParams.agents)
     if "speeds" in values and "speeds" not in errors and len(values["speeds"]) != agents:
-        errors["speeds"] = f"needs one speed per agent ({agents}), got {len(values['speeds'])}"
+        errors["speeds"] = gettext("needs one speed per agent (%(agents)s), got %(count)s") % {
+            "agents": agents,
+            "count": len(values["speeds"]),
+        }
     if errors:
         raise ParamsError(errors)
     return SyntheticParams(**values)

@@ -1,3 +1,4 @@
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from .scenarios import MAX_RECORDED_DAYS, ParamsError, parse_synthetic
@@ -35,7 +36,7 @@ class SimulationInput(serializers.Serializer):
 
     def validate_strategies(self, value):
         if len(set(value)) != len(value):
-            raise serializers.ValidationError("Each strategy at most once.")
+            raise serializers.ValidationError(_("Each strategy at most once."))
         return value
 
     def validate_synthetic(self, value):
@@ -43,7 +44,10 @@ class SimulationInput(serializers.Serializer):
             parse_synthetic(value)
         except ParamsError as exc:
             raise serializers.ValidationError(
-                [f"{key}: {message}" for key, message in exc.errors.items()]
+                [
+                    _("%(key)s: %(message)s") % {"key": key, "message": message}
+                    for key, message in exc.errors.items()
+                ]
             ) from None
         return value
 
@@ -52,19 +56,19 @@ class SimulationInput(serializers.Serializer):
             extra = [f for f in ("group", "from", "to", "response_budget_seconds") if f in attrs]
             if extra:
                 raise serializers.ValidationError(
-                    {f: ["Not with a synthetic simulation."] for f in extra}
+                    {f: [_("Not with a synthetic simulation.")] for f in extra}
                 )
             return attrs
         missing = [f for f in ("group", "from", "to") if f not in attrs]
         if missing:
             raise serializers.ValidationError(
-                {f: ["Required (or give `synthetic` instead)."] for f in missing}
+                {f: [_("Required (or give `synthetic` instead).")] for f in missing}
             )
         if attrs["from"] > attrs["to"]:
-            raise serializers.ValidationError({"to": ["Must not be before 'from'."]})
+            raise serializers.ValidationError({"to": [_("Must not be before 'from'.")]})
         if (attrs["to"] - attrs["from"]).days + 1 > MAX_RECORDED_DAYS:
             raise serializers.ValidationError(
-                {"to": [f"At most {MAX_RECORDED_DAYS} days from 'from'."]}
+                {"to": [_("At most %(days)s days from 'from'.") % {"days": MAX_RECORDED_DAYS}]}
             )
         return attrs
 

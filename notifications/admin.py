@@ -1,14 +1,32 @@
 from django.contrib import admin
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
-from .models import DeliveryStatus, Notification, NotifyTemplate, OutboxDelivery, Webhook
+from .models import (
+    DeliveryStatus,
+    Notification,
+    NotifyTemplate,
+    NotifyTemplateTranslation,
+    OutboxDelivery,
+    Webhook,
+)
 from .rendering import TemplateError, placeholders, render
 from .sending import enqueue_deliveries
 
 
+class NotifyTemplateTranslationInline(admin.StackedInline):
+    """The template's wording in the other languages (recipients read their language's)."""
+
+    model = NotifyTemplateTranslation
+    extra = 0
+    fields = ["language", "title", "content"]
+
+
 @admin.register(NotifyTemplate)
 class NotifyTemplateAdmin(admin.ModelAdmin):
+    inlines = [NotifyTemplateTranslationInline]
     list_display = ["code", "name", "channels", "enabled", "updated"]
     list_filter = ["enabled"]
     search_fields = ["code", "name", "title", "content"]
@@ -25,17 +43,20 @@ class NotifyTemplateAdmin(admin.ModelAdmin):
         "preview",
     ]
 
-    @admin.display(description="parameters used")
+    @admin.display(description=_("parameters used"))
     def parameters(self, template: NotifyTemplate) -> str:
         return ", ".join(sorted(placeholders(template.title) | placeholders(template.content)))
 
-    @admin.display(description="preview with the sample parameters")
+    @admin.display(description=_("preview with the sample parameters"))
     def preview(self, template: NotifyTemplate) -> str:
         try:
             title = render(template.title, template.sample_params or {})
             content = render(template.content, template.sample_params or {})
         except TemplateError as exc:
-            return format_html('<span style="color:#b00">Cannot render: {}</span>', exc)
+            return format_html(
+                '<span style="color:#b00">{}</span>',
+                gettext("Cannot render: %(error)s") % {"error": exc},
+            )
         return format_html("<strong>{}</strong><br>{}", title, content)
 
 
@@ -68,18 +89,24 @@ class OutboxDeliveryAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in OutboxDelivery._meta.fields]
     actions = ["retry_now"]
 
-    @admin.display(description="last error")
+    @admin.display(description=_("last error"))
     def short_error(self, delivery: OutboxDelivery) -> str:
         return delivery.last_error[:120]
 
-    @admin.action(description="Retry the selected failed deliveries now")
+    @admin.action(description=_("Retry the selected failed deliveries now"))
     def retry_now(self, request, queryset):
         ids = list(queryset.filter(status=DeliveryStatus.FAILED).values_list("pk", flat=True))
         queryset.filter(pk__in=ids).update(
             status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=timezone.now()
         )
         enqueue_deliveries(ids)
-        self.message_user(request, f"{len(ids)} deliveries queued again.")
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d delivery queued again.", "%(count)d deliveries queued again.", len(ids)
+            )
+            % {"count": len(ids)},
+        )
 
     def has_add_permission(self, request) -> bool:
         return False

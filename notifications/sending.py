@@ -1,24 +1,33 @@
 """Sending: one service, exactly once. `send` writes, in the caller's transaction, one inbox
 message per recipient and one outbox row per external delivery; a unique constraint on
 (recipient, dedupe_key) makes a replayed event harmless. The deliveries are enqueued after
-commit by the task's name (delivery.py performs them)."""
+commit by the task's name (delivery.py performs them).
+
+Each recipient reads the message in their own language and time zone (accounts.preferences
+reader_settings): the template's translation for their language when there is one, else its
+own wording; a datetime parameter is written in their zone, a lazily translated parameter
+(gettext_lazy) in their language. The stored params keep the neutral values (ISO-8601)."""
 
 import hashlib
 import json
 import logging
+import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from celery import current_app
+from django.conf import settings
 from django.db import connection, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.functional import Promise
 from prometheus_client import Counter
 
+from accounts.preferences import reader_settings
 from config.memo import ProcessMemo
 
 from .channels import get_channel
-from .models import Notification, NotifyTemplate, OutboxDelivery
+from .models import Notification, NotifyTemplate, NotifyTemplateTranslation, OutboxDelivery
 from .rendering import TemplateError, render
 
 logger = logging.getLogger(__name__)
@@ -26,7 +35,9 @@ logger = logging.getLogger(__name__)
 DELIVER_TASK = "notifications.deliver"
 
 # Templates are read on every send and changed rarely (config/memo.py).
-_templates = ProcessMemo("notification templates").clear_on_change(NotifyTemplate)
+_templates = ProcessMemo("notification templates").clear_on_change(
+    NotifyTemplate, NotifyTemplateTranslation
+)
 
 SENT = Counter("notifications_sent_total", "Inbox messages written", ["template"])
 DUPLICATES = Counter(
@@ -79,31 +90,27 @@ def send_batch(
     scanner's path). All messages render before anything is written: one bad message
     refuses the batch."""
     now = now or timezone.now()
-    template = _templates.get(
-        template_code, lambda: NotifyTemplate.objects.filter(code=template_code).first()
-    )
-    if template is None:
+    loaded = _templates.get(template_code, lambda: _load_template(template_code))
+    if loaded is None:
         TEMPLATE_ERRORS.labels(template_code).inc()
         logger.error("unknown notification template", extra={"template": template_code})
         raise TemplateError(f"unknown notification template {template_code!r}")
+    template, wordings = loaded
+    readers = reader_settings(
+        _user_id(r) for message in messages for r in message.recipients if r is not None
+    )
     rows = []
     for message in messages:
-        try:
-            title = render(template.title, message.params)
-            content = render(template.content, message.params)
-        except TemplateError as exc:
-            TEMPLATE_ERRORS.labels(template_code).inc()
-            logger.error(
-                "notification template error",
-                extra={
-                    "template": template_code,
-                    "error": str(exc),
-                    "dedupe_key": message.dedupe_key,
-                },
-            )
-            raise TemplateError(f"template {template_code!r}: {exc}") from exc
-        params_json = json.dumps(message.params, default=str)
+        rendered: dict[tuple[str, str], tuple[str, str]] = {}
+        with translation.override(settings.LANGUAGE_CODE):
+            params_json = json.dumps(message.params, default=_neutral)
         for user_id in dict.fromkeys(_user_id(r) for r in message.recipients if r is not None):
+            reader = readers[user_id]
+            if reader not in rendered:
+                rendered[reader] = _render_for(
+                    template_code, wordings, message, language=reader[0], zone=reader[1]
+                )
+            title, content = rendered[reader]
             rows.append(
                 (
                     user_id,
@@ -115,6 +122,15 @@ def send_batch(
                     message.ticket_id,
                     now,
                 )
+            )
+        if not rendered:
+            # Nobody to tell: still refuse a message that could not be rendered.
+            _render_for(
+                template_code,
+                wordings,
+                message,
+                language=settings.LANGUAGE_CODE,
+                zone=settings.TIME_ZONE,
             )
     if not template.enabled:
         logger.info("notification template disabled", extra={"template": template_code})
@@ -151,6 +167,51 @@ def send_batch(
             ids = [d.pk for d in deliveries]
             transaction.on_commit(lambda: enqueue_deliveries(ids))
     return notifications
+
+
+def _load_template(code: str):
+    """The template and its wording per language (its own in LANGUAGE_CODE), or None."""
+    template = NotifyTemplate.objects.filter(code=code).first()
+    if template is None:
+        return None
+    wordings = {settings.LANGUAGE_CODE: (template.title, template.content)}
+    for translated in NotifyTemplateTranslation.objects.filter(template=template):
+        wordings[translated.language] = (translated.title, translated.content)
+    return template, wordings
+
+
+def _render_for(code: str, wordings: dict, message: Message, *, language: str, zone: str):
+    """(title, content) of one message for readers of one language and zone."""
+    title, content = wordings.get(language) or wordings[settings.LANGUAGE_CODE]
+    with translation.override(language):
+        params = {name: _localised(value, zone) for name, value in message.params.items()}
+        try:
+            return render(title, params), render(content, params)
+        except TemplateError as exc:
+            TEMPLATE_ERRORS.labels(code).inc()
+            logger.error(
+                "notification template error",
+                extra={"template": code, "error": str(exc), "dedupe_key": message.dedupe_key},
+            )
+            raise TemplateError(f"template {code!r}: {exc}") from exc
+
+
+def _localised(value, zone: str):
+    """A parameter as one reader reads it: a moment in their zone (named), a translatable
+    word in the active language; anything else as it is."""
+    if isinstance(value, datetime):
+        moment = value.astimezone(zoneinfo.ZoneInfo(zone))
+        return f"{moment:%Y-%m-%d %H:%M} {moment.tzname()}"
+    if isinstance(value, Promise):
+        return str(value)
+    return value
+
+
+def _neutral(value) -> str:
+    """Stored params: ISO-8601 for moments, the default language for words."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
 
 
 def _insert_once(rows: list[tuple]) -> list[tuple[int, int, str]]:

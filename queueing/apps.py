@@ -1,6 +1,7 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class QueueingConfig(AppConfig):
     name = "queueing"
-    verbose_name = "Queueing"
+    verbose_name = _("Queueing")

@@ -1,4 +1,5 @@
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class RankingPermission(models.Model):
@@ -6,6 +7,8 @@ class RankingPermission(models.Model):
     call the ranking endpoint (staff may always call it)."""
 
     class Meta:
+        verbose_name = _("ranking permission")
+        verbose_name_plural = _("ranking permissions")
         managed = False
         default_permissions = ()
         permissions = [("rank_queue", "Can rank a customer-service queue")]

@@ -1,4 +1,5 @@
 from django.contrib.auth.backends import ModelBackend
+from django.utils.translation import gettext_lazy as _
 from rest_framework.permissions import BasePermission
 
 RANK_QUEUE = "queueing.rank_queue"
@@ -9,7 +10,7 @@ _model_backend = ModelBackend()
 class CanRankQueue(BasePermission):
     """Staff, or a user (service account) given the `queueing.rank_queue` permission."""
 
-    message = "Ranking a queue needs the queueing.rank_queue permission."
+    message = _("Ranking a queue needs the queueing.rank_queue permission.")
 
     def has_permission(self, request, view) -> bool:
         user = request.user

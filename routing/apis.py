@@ -1,4 +1,5 @@
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
@@ -80,7 +81,7 @@ def led_group(user, group_id: int, refusal: str) -> HandlerGroup:
     the caller is staff or leads it."""
     group = HandlerGroup.objects.filter(pk=group_id).first()
     if group is None:
-        raise NotFound("No handler group with this id.")
+        raise NotFound(_("No handler group with this id."))
     if not user.is_staff and group.leader_id != user.pk:
         raise Forbidden(refusal)
     return group
@@ -101,7 +102,7 @@ class AssignmentMetricsView(APIView):
         group = led_group(
             request.user,
             query.validated_data["group"],
-            "Only staff and the group's leader may read its metrics.",
+            _("Only staff and the group's leader may read its metrics."),
         )
         day = query.validated_data.get("date") or timezone.localdate()
         return Response(assignment_metrics(group=group, day=day))
@@ -121,7 +122,7 @@ class ErlangCView(APIView):
     def get(self, request):
         user = request.user
         if not user.is_staff and not group_ids_for_user(user):
-            raise Forbidden("Only staff and members or leaders of a handler group may use this.")
+            raise Forbidden(_("Only staff and members or leaders of a handler group may use this."))
         query = ErlangCQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = query.validated_data
@@ -165,7 +166,7 @@ class StaffingView(APIView):
         group = led_group(
             request.user,
             query.validated_data["group"],
-            "Only staff and the group's leader may read its staffing.",
+            _("Only staff and the group's leader may read its staffing."),
         )
         day = query.validated_data.get("date") or timezone.localdate()
         return Response(StaffingOutput(staffing(group=group, day=day)).data)

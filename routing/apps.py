@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class RoutingConfig(AppConfig):
     name = "routing"
-    verbose_name = "Routing"
+    verbose_name = _("Routing")
 
     def ready(self) -> None:
         # Every strategy registers itself (and its name for HandlerGroup.assign_strategy).

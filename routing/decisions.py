@@ -5,19 +5,21 @@ so that nothing but the figures is written under the group lock."""
 from datetime import datetime
 
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .models import RoutingDecision
 from .strategies import eligibility
 from .strategies.registry import get_strategy
 
 TRIGGER_WORDS = {
-    "approval": "on approval",
-    "transfer": "on a transfer to the group",
-    "drain": "when someone became free",
-    "reclaim": "after an offer was not answered in time",
-    "decline": "after an agent declined it",
-    "overflow": "on overflow",
-    "escalation": "on an escalation to the group",
+    "approval": _("on approval"),
+    "transfer": _("on a transfer to the group"),
+    "drain": _("when someone became free"),
+    "reclaim": _("after an offer was not answered in time"),
+    "decline": _("after an agent declined it"),
+    "overflow": _("on overflow"),
+    "escalation": _("on an escalation to the group"),
 }
 
 
@@ -32,15 +34,19 @@ def decisions_for(ticket_id: int) -> list[dict]:
 
 def strategy_label(code: int) -> str:
     try:
-        return get_strategy(code).label
+        # Registered labels are marked with gettext_noop (routing/strategies/*.py).
+        return gettext(get_strategy(code).label)
     except LookupError:
-        return f"strategy {code}"
+        return gettext("strategy %(code)s") % {"code": code}
 
 
 def explain(decision: RoutingDecision) -> dict:
     members = [{**member, "why": member_why(member, decision)} for member in decision.members or []]
     chosen = next((m for m in members if m["user_id"] == decision.chosen_id), None)
-    summary = "; ".join(f"{m['username'] or m['user_id']}: {m['why']}" for m in members)
+    summary = "; ".join(
+        gettext("%(who)s: %(why)s") % {"who": m["username"] or m["user_id"], "why": m["why"]}
+        for m in members
+    )
     return {
         "created": decision.created,
         "trigger": decision.trigger,
@@ -53,24 +59,40 @@ def explain(decision: RoutingDecision) -> dict:
         "chosen_username": chosen["username"] if chosen else None,
         "headline": headline(decision, chosen),
         "members": members,
-        "summary": summary or "nobody was considered (the strategy failed or the group is empty)",
+        "summary": summary
+        or gettext("nobody was considered (the strategy failed or the group is empty)"),
     }
 
 
 def headline(decision: RoutingDecision, chosen: dict | None) -> str:
-    group = decision.group.name if decision.group else "the group"
+    group = decision.group.name if decision.group else gettext("the group")
     label = strategy_label(decision.strategy).capitalize()
     when = TRIGGER_WORDS.get(decision.trigger, decision.trigger)
     name = chosen["username"] if chosen else None
     match decision.outcome:
         case RoutingDecision.Outcome.ASSIGNED:
-            return f"{label} assigned it to {name} in {group} {when}."
+            return gettext("%(strategy)s assigned it to %(who)s in %(group)s %(when)s.") % {
+                "strategy": label,
+                "who": name,
+                "group": group,
+                "when": when,
+            }
         case RoutingDecision.Outcome.OFFERED:
-            return f"{label} offered it to {name} in {group} {when}."
+            return gettext("%(strategy)s offered it to %(who)s in %(group)s %(when)s.") % {
+                "strategy": label,
+                "who": name,
+                "group": group,
+                "when": when,
+            }
         case RoutingDecision.Outcome.OVERFLOWED:
-            return f"Nobody in {group} could take it in time: moved to the overflow group."
+            return gettext(
+                "Nobody in %(group)s could take it in time: moved to the overflow group."
+            ) % {"group": group}
         case _:
-            return f"Nobody in {group} was eligible {when}: it waits in the queue."
+            return gettext("Nobody in %(group)s was eligible %(when)s: it waits in the queue.") % {
+                "group": group,
+                "when": when,
+            }
 
 
 def member_why(member: dict, decision: RoutingDecision) -> str:
@@ -83,39 +105,52 @@ def member_why(member: dict, decision: RoutingDecision) -> str:
     idle = _when(member.get("idle_since"), decision.created)
     online = _when(member.get("online_since"), decision.created)
     if strategy == 1:
-        return "next in turn" if chosen else "eligible, not next in turn"
+        return gettext("next in turn") if chosen else gettext("eligible, not next in turn")
     if strategy == 2:
         if chosen:
-            return f"fewest active ({member['active']})"
-        return f"eligible, {member['active']} active"
+            return gettext("fewest active (%(n)s)") % {"n": member["active"]}
+        return gettext("eligible, %(n)s active") % {"n": member["active"]}
     if strategy == 3:
         if chosen:
-            return f"online longest (since {online})" if online else "first in priority"
-        return f"eligible, online since {online}" if online else "eligible, later in priority"
+            if online:
+                return gettext("online longest (since %(when)s)") % {"when": online}
+            return gettext("first in priority")
+        if online:
+            return gettext("eligible, online since %(when)s") % {"when": online}
+        return gettext("eligible, later in priority")
     if strategy == 4:
         if chosen:
-            return f"idle longest (since {idle})" if idle else "idle longest (never assigned)"
-        return f"eligible, idle since {idle}" if idle else "eligible"
-    return "chosen" if chosen else "eligible"
+            if idle:
+                return gettext("idle longest (since %(when)s)") % {"when": idle}
+            return gettext("idle longest (never assigned)")
+        if idle:
+            return gettext("eligible, idle since %(when)s") % {"when": idle}
+        return gettext("eligible")
+    return gettext("chosen") if chosen else gettext("eligible")
 
 
 def not_eligible(member: dict, reason: str) -> str:
     match reason:
         case eligibility.OFFLINE:
             state = member.get("state") or "offline"
-            return "offline" if state == "offline" else f"not available ({_words(state)})"
+            if state == "offline":
+                return gettext("offline")
+            return gettext("not available (%(state)s)") % {"state": _words(state)}
         case eligibility.AT_CAPACITY:
-            return f"at capacity {member['active']}/{member['max_active']}"
+            return gettext("at capacity %(active)s/%(max)s") % {
+                "active": member["active"],
+                "max": member["max_active"],
+            }
         case eligibility.HOLDING_OFFER:
-            return "holding an unanswered offer"
+            return gettext("holding an unanswered offer")
         case eligibility.MISSED:
-            return "missed this ticket"
+            return gettext("missed this ticket")
         case eligibility.DECLINED:
-            return "declined this ticket"
+            return gettext("declined this ticket")
         case eligibility.OVER_DAILY_CAP:
-            return f"over the daily cap ({member['assigned_today']} today)"
+            return gettext("over the daily cap (%(n)s today)") % {"n": member["assigned_today"]}
         case eligibility.INACTIVE:
-            return "inactive account"
+            return gettext("inactive account")
     return _words(reason)
 
 

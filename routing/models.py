@@ -3,15 +3,16 @@ one row per routing outcome (the metrics). Tables keep the names they had in han
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from handler_groups.models import HandlerGroup
 
 
 class PresenceState(models.TextChoices):
-    OFFLINE = "offline"
-    AVAILABLE = "available"
-    BUSY = "busy"  # on a break: not routed to, visible to the leader
-    WRAP_UP = "wrap_up"  # after-work following a completion
+    OFFLINE = "offline", _("Offline")
+    AVAILABLE = "available", _("Available")
+    BUSY = "busy", _("Busy")  # on a break: not routed to, visible to the leader
+    WRAP_UP = "wrap_up", _("Wrap Up")  # after-work following a completion
 
 
 class AgentPresence(models.Model):
@@ -20,24 +21,28 @@ class AgentPresence(models.Model):
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
         on_delete=models.CASCADE,
         primary_key=True,
         related_name="presence",
     )
     state = models.CharField(
-        max_length=10, choices=PresenceState.choices, default=PresenceState.OFFLINE
+        verbose_name=_("state"),
+        max_length=10,
+        choices=PresenceState.choices,
+        default=PresenceState.OFFLINE,
     )
-    state_since = models.DateTimeField()
-    last_heartbeat = models.DateTimeField(null=True, blank=True)
-    online_since = models.DateTimeField(null=True, blank=True)
+    state_since = models.DateTimeField(verbose_name=_("state since"))
+    last_heartbeat = models.DateTimeField(verbose_name=_("last heartbeat"), null=True, blank=True)
+    online_since = models.DateTimeField(verbose_name=_("online since"), null=True, blank=True)
     # Longest idle: since the last assignment or the end of the wrap-up.
-    idle_since = models.DateTimeField(null=True, blank=True)
-    wrap_up_until = models.DateTimeField(null=True, blank=True)
+    idle_since = models.DateTimeField(verbose_name=_("idle since"), null=True, blank=True)
+    wrap_up_until = models.DateTimeField(verbose_name=_("wrap up until"), null=True, blank=True)
 
     class Meta:
         db_table = "oa_agent_presence"
-        verbose_name = "agent presence"
-        verbose_name_plural = "agent presence"
+        verbose_name = _("agent presence")
+        verbose_name_plural = _("agent presence")
         indexes = [
             # The presence sweep: routable agents whose heartbeat stopped.
             models.Index(fields=["state", "last_heartbeat"], name="presence_sweep_idx")
@@ -52,26 +57,37 @@ class AssignmentEvent(models.Model):
     miss (an offer reclaimed from an agent who did not accept it in time)."""
 
     class Kind(models.TextChoices):
-        ASSIGNED = "assigned"
-        MISSED = "missed"
-        OVERFLOWED = "overflowed"
+        ASSIGNED = "assigned", _("Assigned")
+        MISSED = "missed", _("Missed")
+        OVERFLOWED = "overflowed", _("Overflowed")
 
-    group = models.ForeignKey(HandlerGroup, on_delete=models.CASCADE, related_name="events")
-    ticket = models.ForeignKey("ticketing.Ticket", on_delete=models.CASCADE, related_name="+")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    group = models.ForeignKey(
+        HandlerGroup, verbose_name=_("group"), on_delete=models.CASCADE, related_name="events"
     )
-    kind = models.CharField(max_length=12, choices=Kind.choices)
-    strategy = models.PositiveSmallIntegerField()
-    pick_ms = models.FloatField(null=True, blank=True)
-    overflowed = models.BooleanField(default=False)
-    reclaimed = models.BooleanField(default=False)
-    created = models.DateTimeField()
+    ticket = models.ForeignKey(
+        "ticketing.Ticket", verbose_name=_("ticket"), on_delete=models.CASCADE, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    kind = models.CharField(verbose_name=_("kind"), max_length=12, choices=Kind.choices)
+    strategy = models.PositiveSmallIntegerField(verbose_name=_("strategy"))
+    pick_ms = models.FloatField(verbose_name=_("pick ms"), null=True, blank=True)
+    overflowed = models.BooleanField(verbose_name=_("overflowed"), default=False)
+    reclaimed = models.BooleanField(verbose_name=_("reclaimed"), default=False)
+    created = models.DateTimeField(verbose_name=_("created"))
     # False while the agent has not been told yet: an approval tells them after its
     # transaction commits (outside the group lock); the routing sweep tells anyone missed.
-    notified = models.BooleanField(default=True, db_default=True)
+    notified = models.BooleanField(verbose_name=_("notified"), default=True, db_default=True)
 
     class Meta:
+        verbose_name = _("assignment event")
+        verbose_name_plural = _("assignment events")
         db_table = "oa_assignment_event"
         indexes = [
             models.Index(fields=["group", "created"], name="assignment_event_group_idx"),
@@ -95,13 +111,18 @@ class PresenceSpan(models.Model):
     in past hours from here; AgentPresence only knows the present."""
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="presence_spans"
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        on_delete=models.CASCADE,
+        related_name="presence_spans",
     )
-    state = models.CharField(max_length=10, choices=PresenceState.choices)
-    started = models.DateTimeField()
-    ended = models.DateTimeField(null=True, blank=True)
+    state = models.CharField(verbose_name=_("state"), max_length=10, choices=PresenceState.choices)
+    started = models.DateTimeField(verbose_name=_("started"))
+    ended = models.DateTimeField(verbose_name=_("ended"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("presence span")
+        verbose_name_plural = _("presence spans")
         db_table = "oa_presence_span"
         constraints = [
             # At most one open span per agent; also the index that finds it to close it.
@@ -127,41 +148,44 @@ class RoutingDecision(models.Model):
     pick already fetched; the plain-words explanation is derived when read."""
 
     class Trigger(models.TextChoices):
-        APPROVAL = "approval"
-        TRANSFER = "transfer"
-        DRAIN = "drain"
-        RECLAIM = "reclaim"
-        DECLINE = "decline"
-        OVERFLOW = "overflow"
-        ESCALATION = "escalation"
+        APPROVAL = "approval", _("Approval")
+        TRANSFER = "transfer", _("Transfer")
+        DRAIN = "drain", _("Drain")
+        RECLAIM = "reclaim", _("Reclaim")
+        DECLINE = "decline", _("Decline")
+        OVERFLOW = "overflow", _("Overflow")
+        ESCALATION = "escalation", _("Escalation")
 
     class Outcome(models.TextChoices):
-        ASSIGNED = "assigned"
-        OFFERED = "offered"
-        QUEUED = "queued"
-        OVERFLOWED = "overflowed"
+        ASSIGNED = "assigned", _("Assigned")
+        OFFERED = "offered", _("Offered")
+        QUEUED = "queued", _("Queued")
+        OVERFLOWED = "overflowed", _("Overflowed")
 
     # One index only (ticket, id), the read path: every index is written under the group
     # lock. Deleting a group or a user (rare) scans for the SET NULL.
     ticket = models.ForeignKey(
         "ticketing.Ticket",
+        verbose_name=_("ticket"),
         on_delete=models.CASCADE,
         related_name="routing_decisions",
         db_index=False,
     )
     group = models.ForeignKey(
         HandlerGroup,
+        verbose_name=_("group"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
         db_index=False,
     )
-    trigger = models.CharField(max_length=12, choices=Trigger.choices)
-    strategy = models.PositiveSmallIntegerField()
-    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    trigger = models.CharField(verbose_name=_("trigger"), max_length=12, choices=Trigger.choices)
+    strategy = models.PositiveSmallIntegerField(verbose_name=_("strategy"))
+    outcome = models.CharField(verbose_name=_("outcome"), max_length=12, choices=Outcome.choices)
     chosen = models.ForeignKey(
         settings.AUTH_USER_MODEL,
+        verbose_name=_("chosen"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
@@ -170,10 +194,12 @@ class RoutingDecision(models.Model):
     )
     # [{user_id, username, state, active, max_active, open_offers, online_since, idle_since,
     #   assigned_today, eligible, reason}] in member order (strategies/service.py `seen`).
-    members = models.JSONField(default=list)
-    created = models.DateTimeField()
+    members = models.JSONField(verbose_name=_("members"), default=list)
+    created = models.DateTimeField(verbose_name=_("created"))
 
     class Meta:
+        verbose_name = _("routing decision")
+        verbose_name_plural = _("routing decisions")
         db_table = "oa_routing_decision"
         indexes = [
             # A ticket's decisions in the order they were made (ids grow under the group lock;

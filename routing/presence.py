@@ -114,7 +114,9 @@ def heartbeat(*, user, now: datetime | None = None) -> AgentPresence:
 
 def set_state(*, user, state: str, now: datetime | None = None) -> AgentPresence:
     if state not in SETTABLE_STATES:
-        raise InvalidArgument("state", f"Must be one of {sorted(SETTABLE_STATES)}.")
+        raise InvalidArgument(
+            "state", _("Must be one of %(states)s.") % {"states": sorted(SETTABLE_STATES)}
+        )
     _require_member(user)
     now = now or timezone.now()
     with transaction.atomic():

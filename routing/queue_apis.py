@@ -1,3 +1,4 @@
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,7 +26,9 @@ class QueueMetricsView(APIView):
         query.is_valid(raise_exception=True)
         data = query.validated_data
         group = led_group(
-            request.user, data["group"], "Only staff and the group's leader may read its metrics."
+            request.user,
+            data["group"],
+            _("Only staff and the group's leader may read its metrics."),
         )
         return Response(
             queue_metrics(

@@ -3,6 +3,7 @@
 from datetime import datetime, time, timedelta
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from sla.serializers import DayOrDateTimeField
@@ -40,9 +41,9 @@ class QueueMetricsQuery(serializers.Serializer):
             try:
                 attrs["from"] = timezone.localtime(attrs["to"]) - back
             except OverflowError:
-                raise serializers.ValidationError({"to": ["Out of range."]}) from None
+                raise serializers.ValidationError({"to": [_("Out of range.")]}) from None
         if attrs["from"] >= attrs["to"]:
-            message = "Must be after 'from'." if blame == "to" else "Must be before 'to'."
+            message = _("Must be after 'from'.") if blame == "to" else _("Must be before 'to'.")
             raise serializers.ValidationError({blame: [message]})
         # Wall-clock days (one tzinfo on both sides): a daylight-saving change does not count.
         if timezone.localtime(attrs["to"]) - timezone.localtime(attrs["from"]) > timedelta(
@@ -51,7 +52,8 @@ class QueueMetricsQuery(serializers.Serializer):
             raise serializers.ValidationError(
                 {
                     blame: [
-                        f"At most {limit} days from 'from' to 'to' with {attrs['bucket']} buckets."
+                        _("At most %(limit)s days from 'from' to 'to' with %(bucket)s buckets.")
+                        % {"limit": limit, "bucket": attrs["bucket"]}
                     ]
                 }
             )

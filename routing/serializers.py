@@ -1,3 +1,4 @@
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from . import erlang
@@ -26,7 +27,7 @@ class MetricsQuery(serializers.Serializer):
 
     def validate_date(self, value):
         if value.year < 2000 or value.year > 9000:
-            raise serializers.ValidationError("Out of range.")
+            raise serializers.ValidationError(_("Out of range."))
         return value
 
 
@@ -54,13 +55,13 @@ class MetricsOutput(serializers.Serializer):
 
 def _above(limit: float, value: float) -> float:
     if value <= limit:
-        raise serializers.ValidationError(f"Must be greater than {limit}.")
+        raise serializers.ValidationError(_("Must be greater than %(limit)s.") % {"limit": limit})
     return value
 
 
 def _below(limit: float, value: float) -> float:
     if value >= limit:
-        raise serializers.ValidationError(f"Must be less than {limit}.")
+        raise serializers.ValidationError(_("Must be less than %(limit)s.") % {"limit": limit})
     return value
 
 
@@ -117,7 +118,9 @@ class ErlangCQuery(serializers.Serializer):
     def validate(self, attrs):
         load = erlang.traffic(attrs["arrivals"], attrs["interval_minutes"], attrs["aht_seconds"])
         if load > erlang.MAX_TRAFFIC_ERLANGS:
-            message = f"Traffic over {erlang.MAX_TRAFFIC_ERLANGS} Erlangs is not supported."
+            message = _("Traffic over %(max)s Erlangs is not supported.") % {
+                "max": erlang.MAX_TRAFFIC_ERLANGS
+            }
             raise serializers.ValidationError({"arrivals": [message], "aht_seconds": [message]})
         return attrs
 
@@ -141,7 +144,7 @@ class StaffingQuery(serializers.Serializer):
 
     def validate_date(self, value):
         if value.year < 2000 or value.year > 9000:
-            raise serializers.ValidationError("Out of range.")
+            raise serializers.ValidationError(_("Out of range."))
         return value
 
 

@@ -3,6 +3,10 @@ from django.contrib import admin, messages
 from django.shortcuts import render
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from ticketing.models import Priority
 
 from . import ladder
 from .calendars import business_calendar
@@ -34,8 +38,10 @@ class HolidayInline(admin.TabularInline):
 
 
 class HolidayImportForm(forms.Form):
-    country = forms.CharField(max_length=8, help_text="ISO code, e.g. DE, US, CN, GB")
-    year = forms.IntegerField(min_value=1970, max_value=2100)
+    country = forms.CharField(
+        label=_("country"), max_length=8, help_text=_("ISO code, e.g. DE, US, CN, GB")
+    )
+    year = forms.IntegerField(label=_("year"), min_value=1970, max_value=2100)
 
 
 @admin.register(Calendar)
@@ -45,11 +51,11 @@ class CalendarAdmin(admin.ModelAdmin):
     inlines = [WorkingWindowInline, HolidayInline]
     actions = ["import_holidays_this_year", "import_holidays_next_year"]
 
-    @admin.display(description="windows")
+    @admin.display(description=_("windows"))
     def window_count(self, calendar: Calendar) -> int:
         return calendar.windows.count()
 
-    @admin.display(description="holidays")
+    @admin.display(description=_("holidays"))
     def holiday_count(self, calendar: Calendar) -> int:
         return calendar.holidays.count()
 
@@ -63,7 +69,9 @@ class CalendarAdmin(admin.ModelAdmin):
         for calendar in queryset:
             if not calendar.holiday_country:
                 self.message_user(
-                    request, f"{calendar}: set a holiday country first.", messages.WARNING
+                    request,
+                    gettext("%(calendar)s: set a holiday country first.") % {"calendar": calendar},
+                    messages.WARNING,
                 )
                 continue
             try:
@@ -71,15 +79,23 @@ class CalendarAdmin(admin.ModelAdmin):
                     calendar=calendar, country=calendar.holiday_country, year=year
                 )
             except ValueError as exc:
-                self.message_user(request, f"{calendar}: {exc}", messages.ERROR)
+                self.message_user(
+                    request,
+                    gettext("%(calendar)s: %(error)s") % {"calendar": calendar, "error": exc},
+                    messages.ERROR,
+                )
                 continue
-            self.message_user(request, f"{calendar}: {added} holidays imported for {year}.")
+            self.message_user(
+                request,
+                gettext("%(calendar)s: %(count)s holidays imported for %(year)s.")
+                % {"calendar": calendar, "count": added, "year": year},
+            )
 
-    @admin.action(description="Import public holidays (this year)")
+    @admin.action(description=_("Import public holidays (this year)"))
     def import_holidays_this_year(self, request, queryset):
         self._import(request, queryset, timezone.now().year)
 
-    @admin.action(description="Import public holidays (next year)")
+    @admin.action(description=_("Import public holidays (next year)"))
     def import_holidays_next_year(self, request, queryset):
         self._import(request, queryset, timezone.now().year + 1)
 
@@ -144,10 +160,12 @@ class EscalationLevelInline(admin.TabularInline):
 
 
 class RuleTestForm(forms.Form):
-    priority = forms.ChoiceField(choices=[(1, "low"), (2, "medium"), (3, "high"), (4, "urgent")])
-    category = forms.CharField(max_length=50, required=False)
+    priority = forms.ChoiceField(label=_("priority"), choices=Priority.choices)
+    category = forms.CharField(label=_("category"), max_length=50, required=False)
     submitted = forms.DateTimeField(
-        required=False, help_text="Default: now. Format: 2026-01-05 09:30 (server timezone)."
+        label=_("submitted"),
+        required=False,
+        help_text=_("Default: now. Format: 2026-01-05 09:30 (server timezone)."),
     )
 
 
@@ -203,7 +221,7 @@ class SlaRuleAdmin(admin.ModelAdmin):
             **self.admin_site.each_context(request),
             "form": form,
             "outcome": outcome,
-            "title": "Test SLA rule matching",
+            "title": gettext("Test SLA rule matching"),
             "opts": self.model._meta,
         }
         return render(request, "admin/sla/slarule/test.html", context)
@@ -251,22 +269,36 @@ class SlaRuleAdmin(admin.ModelAdmin):
         formset.new_objects = list(form.instance.levels.order_by("position"))
         return None
 
-    @admin.action(description="Recompute deadlines of all open tickets")
+    @admin.action(description=_("Recompute deadlines of all open tickets"))
     def recompute_open_tickets(self, request, queryset):
         result = sla_recompute()
         self.message_user(
             request,
-            f"Recomputed {result.examined} open tickets: {result.moved} moved, "
-            f"{result.newly_breached} newly breaching.",
+            gettext(
+                "Recomputed %(examined)s open tickets: %(moved)s moved, "
+                "%(breached)s newly breaching."
+            )
+            % {
+                "examined": result.examined,
+                "moved": result.moved,
+                "breached": result.newly_breached,
+            },
         )
 
-    @admin.action(description="Recompute deadlines of all open tickets (dry run)")
+    @admin.action(description=_("Recompute deadlines of all open tickets (dry run)"))
     def recompute_dry_run(self, request, queryset):
         result = sla_recompute(dry_run=True)
         self.message_user(
             request,
-            f"Dry run over {result.examined} open tickets: {result.moved} would move, "
-            f"{result.newly_breached} would newly breach. Nothing was written.",
+            gettext(
+                "Dry run over %(examined)s open tickets: %(moved)s would move, "
+                "%(breached)s would newly breach. Nothing was written."
+            )
+            % {
+                "examined": result.examined,
+                "moved": result.moved,
+                "breached": result.newly_breached,
+            },
         )
 
 

@@ -1,5 +1,7 @@
 from django.db import transaction
 from django.db.models import ProtectedError, RestrictedError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -108,14 +110,14 @@ class SlaReportView(APIView):
 class StaffWritesLeadersRead(permissions.BasePermission):
     """Staff read and write; group leaders (of at least one handler group) only read."""
 
-    message = "Only staff may change SLA rules."
+    message = gettext_lazy("Only staff may change SLA rules.")
 
     def has_permission(self, request, view) -> bool:
         user = request.user
         if user.is_staff:
             return True
         if not HandlerGroup.objects.filter(leader=user).exists():
-            self.message = "Only staff and group leaders may read SLA rules."
+            self.message = _("Only staff and group leaders may read SLA rules.")
             return False
         return request.method in permissions.SAFE_METHODS
 
@@ -214,16 +216,21 @@ class SlaRuleViewSet(
             ).count()
             if open_tickets:
                 raise ConflictError(
-                    f"{open_tickets} open ticket(s) run on this rule; deleting it would drop "
-                    "their escalation ladder. Disable it instead (PATCH status=0), then POST "
-                    f"/api/sla/rules/{rule.pk}/recompute/ to move them to the rule that "
-                    "matches them now."
+                    _(
+                        "%(count)d open ticket(s) run on this rule; deleting it would drop "
+                        "their escalation ladder. Disable it instead (PATCH status=0), then POST "
+                        "%(url)s to move them to the rule that matches them now."
+                    )
+                    % {"count": open_tickets, "url": f"/api/sla/rules/{rule.pk}/recompute/"}
                 )
             try:
                 rule.delete()
             except (ProtectedError, RestrictedError) as exc:
                 raise ConflictError(
-                    "Other records still refer to this rule; disable it instead (PATCH status=0)."
+                    _(
+                        "Other records still refer to this rule; disable it instead "
+                        "(PATCH status=0)."
+                    )
                 ) from exc
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -1,10 +1,11 @@
 from django.apps import AppConfig
 from django.db.models.signals import post_init, post_save
+from django.utils.translation import gettext_lazy as _
 
 
 class SlaConfig(AppConfig):
     name = "sla"
-    verbose_name = "SLA"
+    verbose_name = _("SLA")
 
     def ready(self) -> None:
         from . import gauges  # noqa: F401  (registers its /metrics figures)

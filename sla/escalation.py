@@ -31,6 +31,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import pgettext_lazy
 from prometheus_client import Counter, Histogram
 
 from handler_groups.models import HandlerGroup
@@ -45,6 +46,11 @@ from .models import EscalationLevel, EventState, SlaEvent, SlaRule
 
 logger = logging.getLogger(__name__)
 
+# The clock as the notice names it, in each recipient's language.
+CLOCK_WORDS = {
+    "response": pgettext_lazy("SLA clock", "response"),
+    "resolve": pgettext_lazy("SLA clock", "resolve"),
+}
 
 FIRED = Counter("sla_levels_fired_total", "Escalation levels fired", ["clock"])
 LAG = Histogram(
@@ -339,9 +345,10 @@ def _act(events: list[tuple], now: datetime) -> dict[str, int]:
                 params={
                     "billCode": ticket.bill_code,
                     "title": ticket.title,
-                    "type": clock,
+                    "type": CLOCK_WORDS.get(clock, clock),
                     "level": position,
-                    "deadline": deadline.strftime("%Y-%m-%d %H:%M UTC") if deadline else "",
+                    # Written in each recipient's zone and language (notifications.sending).
+                    "deadline": deadline or "",
                     "ticketId": ticket_id,
                 },
                 dedupe_key=f"sla:{clock}:level{position}:{ticket_id}",

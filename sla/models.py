@@ -7,14 +7,20 @@ class Calendar(models.Model):
     """Business hours: a timezone, weekly working windows (several per day allowed: split
     shifts, lunch breaks) and holiday dates."""
 
-    name = models.CharField(max_length=100, unique=True)
-    timezone = models.CharField(max_length=64, default="UTC")
+    name = models.CharField(verbose_name=_("name"), max_length=100, unique=True)
+    timezone = models.CharField(verbose_name=_("timezone"), max_length=64, default="UTC")
     holiday_country = models.CharField(
-        max_length=8, blank=True, default="", help_text="ISO code for importing public holidays."
+        verbose_name=_("holiday country"),
+        max_length=8,
+        blank=True,
+        default="",
+        help_text=_("ISO code for importing public holidays."),
     )
-    updated = models.DateTimeField(auto_now=True)
+    updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
 
     class Meta:
+        verbose_name = _("calendar")
+        verbose_name_plural = _("calendars")
         db_table = "oa_sla_calendar"
         ordering = ["name"]
 
@@ -23,22 +29,28 @@ class Calendar(models.Model):
 
 
 class Weekday(models.IntegerChoices):
-    MONDAY = 0, "Monday"
-    TUESDAY = 1, "Tuesday"
-    WEDNESDAY = 2, "Wednesday"
-    THURSDAY = 3, "Thursday"
-    FRIDAY = 4, "Friday"
-    SATURDAY = 5, "Saturday"
-    SUNDAY = 6, "Sunday"
+    MONDAY = 0, _("Monday")
+    TUESDAY = 1, _("Tuesday")
+    WEDNESDAY = 2, _("Wednesday")
+    THURSDAY = 3, _("Thursday")
+    FRIDAY = 4, _("Friday")
+    SATURDAY = 5, _("Saturday")
+    SUNDAY = 6, _("Sunday")
 
 
 class WorkingWindow(models.Model):
-    calendar = models.ForeignKey(Calendar, on_delete=models.CASCADE, related_name="windows")
-    weekday = models.PositiveSmallIntegerField(choices=Weekday.choices)
-    start = models.TimeField()
-    end = models.TimeField(help_text="00:00 means midnight at the end of the day (24:00).")
+    calendar = models.ForeignKey(
+        Calendar, verbose_name=_("calendar"), on_delete=models.CASCADE, related_name="windows"
+    )
+    weekday = models.PositiveSmallIntegerField(verbose_name=_("weekday"), choices=Weekday.choices)
+    start = models.TimeField(verbose_name=_("start"))
+    end = models.TimeField(
+        verbose_name=_("end"), help_text=_("00:00 means midnight at the end of the day (24:00).")
+    )
 
     class Meta:
+        verbose_name = _("working window")
+        verbose_name_plural = _("working windows")
         db_table = "oa_sla_working_window"
         ordering = ["weekday", "start"]
 
@@ -47,11 +59,15 @@ class WorkingWindow(models.Model):
 
 
 class Holiday(models.Model):
-    calendar = models.ForeignKey(Calendar, on_delete=models.CASCADE, related_name="holidays")
-    date = models.DateField()
-    name = models.CharField(max_length=200, blank=True, default="")
+    calendar = models.ForeignKey(
+        Calendar, verbose_name=_("calendar"), on_delete=models.CASCADE, related_name="holidays"
+    )
+    date = models.DateField(verbose_name=_("date"))
+    name = models.CharField(verbose_name=_("name"), max_length=200, blank=True, default="")
 
     class Meta:
+        verbose_name = _("holiday")
+        verbose_name_plural = _("holidays")
         db_table = "oa_sla_holiday"
         ordering = ["date"]
         constraints = [
@@ -63,8 +79,8 @@ class Holiday(models.Model):
 
 
 class RuleStatus(models.IntegerChoices):
-    DISABLED = 0, "disabled"
-    ENABLED = 1, "enabled"
+    DISABLED = 0, _("disabled")
+    ENABLED = 1, _("enabled")
 
 
 class SlaRule(models.Model):
@@ -72,36 +88,52 @@ class SlaRule(models.Model):
     the ticket's (or is empty: any priority, for the fallback) and whose category is blank or
     equal wins."""
 
-    name = models.CharField(max_length=200)
+    name = models.CharField(verbose_name=_("name"), max_length=200)
     priority = models.PositiveSmallIntegerField(
+        verbose_name=_("priority"),
         null=True,
         blank=True,
-        choices=[(1, "low"), (2, "medium"), (3, "high"), (4, "urgent")],
-        help_text="Empty = any priority (meant for the catch-all fallback rule).",
+        choices=[(1, _("low")), (2, _("medium")), (3, _("high")), (4, _("urgent"))],
+        help_text=_("Empty = any priority (meant for the catch-all fallback rule)."),
     )
-    category = models.CharField(max_length=50, blank=True, default="")
+    category = models.CharField(verbose_name=_("category"), max_length=50, blank=True, default="")
     response_hours = models.DecimalField(
-        max_digits=8, decimal_places=2, null=True, blank=True, help_text="Empty or 0: no clock."
+        verbose_name=_("response hours"),
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text=_("Empty or 0: no clock."),
     )
     resolve_hours = models.DecimalField(
-        max_digits=8, decimal_places=2, null=True, blank=True, help_text="Empty or 0: no clock."
+        verbose_name=_("resolve hours"),
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text=_("Empty or 0: no clock."),
     )
-    warn_before_minutes = models.PositiveIntegerField(default=30)
-    sort = models.IntegerField(default=100)
+    warn_before_minutes = models.PositiveIntegerField(
+        verbose_name=_("warn before minutes"), default=30
+    )
+    sort = models.IntegerField(verbose_name=_("sort"), default=100)
     status = models.PositiveSmallIntegerField(
-        choices=RuleStatus.choices, default=RuleStatus.ENABLED
+        verbose_name=_("status"), choices=RuleStatus.choices, default=RuleStatus.ENABLED
     )
     calendar = models.ForeignKey(
         Calendar,
+        verbose_name=_("calendar"),
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="rules",
-        help_text="Empty = 24×7.",
+        help_text=_("Empty = 24×7."),
     )
-    updated = models.DateTimeField(auto_now=True)
+    updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
 
     class Meta:
+        verbose_name = _("sla rule")
+        verbose_name_plural = _("sla rules")
         db_table = "oa_sla_rule"
         ordering = ["sort", "id"]
         indexes = [models.Index(fields=["status", "sort"], name="sla_rule_match_idx")]
@@ -111,32 +143,41 @@ class SlaRule(models.Model):
 
 
 class Clock(models.TextChoices):
-    RESPONSE = "response"
-    RESOLVE = "resolve"
+    RESPONSE = "response", _("Response")
+    RESOLVE = "resolve", _("Resolve")
 
 
 class SegmentKind(models.TextChoices):
-    START = "start"
-    PAUSE = "pause"
-    RESUME = "resume"
-    STOP = "stop"
+    START = "start", _("Start")
+    PAUSE = "pause", _("Pause")
+    RESUME = "resume", _("Resume")
+    STOP = "stop", _("Stop")
 
 
 class ClockSegment(models.Model):
     """Append-only log of SLA clock events per ticket, from which deadlines are recomputed."""
 
     ticket = models.ForeignKey(
-        "ticketing.Ticket", on_delete=models.CASCADE, related_name="sla_segments"
+        "ticketing.Ticket",
+        verbose_name=_("ticket"),
+        on_delete=models.CASCADE,
+        related_name="sla_segments",
     )
-    clock = models.CharField(max_length=10, choices=Clock.choices)
-    kind = models.CharField(max_length=10, choices=SegmentKind.choices)
-    at = models.DateTimeField()
+    clock = models.CharField(verbose_name=_("clock"), max_length=10, choices=Clock.choices)
+    kind = models.CharField(verbose_name=_("kind"), max_length=10, choices=SegmentKind.choices)
+    at = models.DateTimeField(verbose_name=_("at"))
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("actor"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
     )
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("clock segment")
+        verbose_name_plural = _("clock segments")
         db_table = "oa_sla_clock_segment"
         ordering = ["at", "id"]
         indexes = [models.Index(fields=["ticket", "at"], name="sla_segment_ticket_idx")]
@@ -164,13 +205,22 @@ class SlaOutcome(models.Model):
     breached, null for closed before due or no such clock)."""
 
     ticket = models.OneToOneField(
-        "ticketing.Ticket", on_delete=models.CASCADE, related_name="sla_outcome"
+        "ticketing.Ticket",
+        verbose_name=_("ticket"),
+        on_delete=models.CASCADE,
+        related_name="sla_outcome",
     )
-    rule = models.ForeignKey(SlaRule, null=True, blank=True, on_delete=models.SET_NULL)
-    response_minutes = models.DecimalField(max_digits=12, decimal_places=2, null=True)
-    resolve_minutes = models.DecimalField(max_digits=12, decimal_places=2, null=True)
-    response_met = models.BooleanField(null=True)
-    resolve_met = models.BooleanField(null=True)
+    rule = models.ForeignKey(
+        SlaRule, verbose_name=_("rule"), null=True, blank=True, on_delete=models.SET_NULL
+    )
+    response_minutes = models.DecimalField(
+        verbose_name=_("response minutes"), max_digits=12, decimal_places=2, null=True
+    )
+    resolve_minutes = models.DecimalField(
+        verbose_name=_("resolve minutes"), max_digits=12, decimal_places=2, null=True
+    )
+    response_met = models.BooleanField(verbose_name=_("response met"), null=True)
+    resolve_met = models.BooleanField(verbose_name=_("resolve met"), null=True)
     response_result = models.CharField(
         max_length=20, choices=ClockResult.choices, verbose_name=_("response result")
     )
@@ -183,13 +233,16 @@ class SlaOutcome(models.Model):
         help_text=_("Closed by the applicant or staff while still being handled."),
     )
     completed_time = models.DateTimeField(
+        verbose_name=_("completed time"),
         help_text=_(
             "The instant the clocks were finalised: completion, or the close when the ticket "
             "was closed unfinished."
-        )
+        ),
     )
 
     class Meta:
+        verbose_name = _("sla outcome")
+        verbose_name_plural = _("sla outcomes")
         db_table = "oa_sla_outcome"
         indexes = [models.Index(fields=["completed_time"], name="sla_outcome_time_idx")]
         constraints = [
@@ -239,13 +292,18 @@ class EscalationLevel(models.Model):
     budget, or minutes before/after its deadline) and what happens (who is told with which
     template, and optionally a move to another group and a raise in priority)."""
 
-    rule = models.ForeignKey(SlaRule, on_delete=models.CASCADE, related_name="levels")
-    position = models.PositiveSmallIntegerField(help_text=_("Order in the ladder, from 1."))
-    clock = models.CharField(max_length=10, choices=Clock.choices)
-    trigger = models.CharField(max_length=16, choices=Trigger.choices)
-    value = models.DecimalField(max_digits=8, decimal_places=2)
-    notify = models.JSONField(default=list, blank=True)
+    rule = models.ForeignKey(
+        SlaRule, verbose_name=_("rule"), on_delete=models.CASCADE, related_name="levels"
+    )
+    position = models.PositiveSmallIntegerField(
+        verbose_name=_("position"), help_text=_("Order in the ladder, from 1.")
+    )
+    clock = models.CharField(verbose_name=_("clock"), max_length=10, choices=Clock.choices)
+    trigger = models.CharField(verbose_name=_("trigger"), max_length=16, choices=Trigger.choices)
+    value = models.DecimalField(verbose_name=_("value"), max_digits=8, decimal_places=2)
+    notify = models.JSONField(verbose_name=_("notify"), default=list, blank=True)
     template_code = models.CharField(
+        verbose_name=_("template code"),
         max_length=64,
         blank=True,
         default="",
@@ -253,14 +311,17 @@ class EscalationLevel(models.Model):
     )
     reassign_group = models.ForeignKey(
         "handler_groups.HandlerGroup",
+        verbose_name=_("reassign group"),
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
     )
-    raise_priority = models.BooleanField(default=False)
+    raise_priority = models.BooleanField(verbose_name=_("raise priority"), default=False)
 
     class Meta:
+        verbose_name = _("escalation level")
+        verbose_name_plural = _("escalation levels")
         db_table = "oa_sla_level"
         ordering = ["rule_id", "position"]
         constraints = [
@@ -285,18 +346,33 @@ class SlaEvent(models.Model):
     once-a-second tick reads."""
 
     ticket = models.ForeignKey(
-        "ticketing.Ticket", on_delete=models.CASCADE, related_name="sla_events"
+        "ticketing.Ticket",
+        verbose_name=_("ticket"),
+        on_delete=models.CASCADE,
+        related_name="sla_events",
     )
-    clock = models.CharField(max_length=10, choices=Clock.choices)
-    level = models.PositiveSmallIntegerField()
+    clock = models.CharField(verbose_name=_("clock"), max_length=10, choices=Clock.choices)
+    level = models.PositiveSmallIntegerField(verbose_name=_("level"))
     escalation_level = models.ForeignKey(
-        EscalationLevel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        EscalationLevel,
+        verbose_name=_("escalation level"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
     )
-    due_at = models.DateTimeField(null=True, blank=True)
-    state = models.CharField(max_length=8, choices=EventState.choices, default=EventState.PENDING)
-    fired_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(verbose_name=_("due at"), null=True, blank=True)
+    state = models.CharField(
+        verbose_name=_("state"),
+        max_length=8,
+        choices=EventState.choices,
+        default=EventState.PENDING,
+    )
+    fired_at = models.DateTimeField(verbose_name=_("fired at"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("sla event")
+        verbose_name_plural = _("sla events")
         db_table = "oa_sla_event"
         ordering = ["ticket_id", "level"]
         constraints = [

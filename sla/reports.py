@@ -5,6 +5,7 @@ from datetime import date, datetime, timedelta
 
 from django.db import connection
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from config.errors import Forbidden
 from handler_groups.models import HandlerGroup
@@ -107,11 +108,11 @@ def report_scope(user, *, handler_group: int | None = None) -> list[int] | None:
     if not user.is_staff:
         allowed = list(HandlerGroup.objects.filter(leader=user).values_list("pk", flat=True))
         if not allowed:
-            raise Forbidden("Only staff and group leaders may read SLA reports.")
+            raise Forbidden(_("Only staff and group leaders may read SLA reports."))
     if handler_group is None:
         return allowed
     if allowed is not None and handler_group not in allowed:
-        raise Forbidden("You lead no handler group with this id.")
+        raise Forbidden(_("You lead no handler group with this id."))
     return [handler_group]
 
 

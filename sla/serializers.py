@@ -68,9 +68,9 @@ class ReportQuery(serializers.Serializer):
             try:
                 attrs["from"] = attrs["to"] - timedelta(days=30)
             except OverflowError:
-                raise serializers.ValidationError({"to": ["Out of range."]}) from None
+                raise serializers.ValidationError({"to": [_("Out of range.")]}) from None
         if attrs["from"] >= attrs["to"]:
-            raise serializers.ValidationError({"to": ["Must be after 'from'."]})
+            raise serializers.ValidationError({"to": [_("Must be after 'from'.")]})
         return attrs
 
 
@@ -178,12 +178,14 @@ class NotifyField(serializers.ListField):
         unknown = [v for v in data if not isinstance(v, str) or v not in ladder.NOTIFY_TARGETS]
         if unknown:
             raise serializers.ValidationError(
-                f"Unknown notify target(s) {unknown}; known: {', '.join(ladder.NOTIFY_TARGETS)}."
+                _("Unknown notify target(s) %(unknown)s; known: %(known)s.")
+                % {"unknown": unknown, "known": ", ".join(ladder.NOTIFY_TARGETS)}
             )
         repeated = sorted({v for v in data if data.count(v) > 1})
         if repeated:
             raise serializers.ValidationError(
-                f"Notify targets must be unique; given more than once: {repeated}."
+                _("Notify targets must be unique; given more than once: %(repeated)s.")
+                % {"repeated": repeated}
             )
         return list(data)
 
@@ -199,11 +201,12 @@ class LevelListSerializer(serializers.ListSerializer):
     def to_internal_value(self, data) -> list[dict]:
         if isinstance(data, str) or not isinstance(data, list):
             raise serializers.ValidationError(
-                f'Expected a list of levels but got "{type(data).__name__}".'
+                _('Expected a list of levels but got "%(type)s".') % {"type": type(data).__name__}
             )
         if len(data) > MAX_LEVELS:
             raise serializers.ValidationError(
-                f"At most {MAX_LEVELS} levels per rule; got {len(data)}."
+                _("At most %(max)d levels per rule; got %(count)d.")
+                % {"max": MAX_LEVELS, "count": len(data)}
             )
         parsed: dict[int, dict] = {}
         errors: dict[str, dict] = {}
@@ -235,15 +238,22 @@ def level_reference_errors(levels: dict[int, dict]) -> dict[int, dict[str, list[
         group_id = level["reassign_group_id"]
         if group_id is not None:
             if group_id not in groups:
-                problems["reassign_group_id"] = [f"No handler group with id {group_id}."]
+                problems["reassign_group_id"] = [
+                    _("No handler group with id %(id)s.") % {"id": group_id}
+                ]
             elif not groups[group_id].is_enabled:
                 problems["reassign_group_id"] = [
-                    f"Handler group {group_id} is disabled; a level may only move tickets to "
-                    "an enabled group."
+                    _(
+                        "Handler group %(id)s is disabled; a level may only move tickets to "
+                        "an enabled group."
+                    )
+                    % {"id": group_id}
                 ]
         code = level["template_code"]
         if code and code not in known:
-            problems["template_code"] = [f"No notification template with code {code!r}."]
+            problems["template_code"] = [
+                _("No notification template with code %(code)s.") % {"code": repr(code)}
+            ]
         if problems:
             errors[index] = problems
     return errors
@@ -300,10 +310,10 @@ class EscalationLevelSerializer(serializers.Serializer):
         value = attrs["value"]
         if attrs["trigger"] == ladder.PERCENT_ELAPSED and not 0 < value <= 200:
             raise serializers.ValidationError(
-                {"value": ["A percentage of the clock must be more than 0 and at most 200."]}
+                {"value": [_("A percentage of the clock must be more than 0 and at most 200.")]}
             )
         if attrs["trigger"] != ladder.PERCENT_ELAPSED and value < 0:
-            raise serializers.ValidationError({"value": ["Minutes must be at least 0."]})
+            raise serializers.ValidationError({"value": [_("Minutes must be at least 0.")]})
         return attrs
 
 
@@ -344,7 +354,9 @@ class SlaRuleSerializer(serializers.ModelSerializer):
 
     def validate_calendar_id(self, calendar_id: int | None) -> int | None:
         if calendar_id is not None and not Calendar.objects.filter(pk=calendar_id).exists():
-            raise serializers.ValidationError(f"No calendar with id {calendar_id}.")
+            raise serializers.ValidationError(
+                _("No calendar with id %(id)s.") % {"id": calendar_id}
+            )
         return calendar_id
 
 

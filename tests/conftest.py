@@ -63,6 +63,7 @@ REFERENCE_DATA_MIGRATIONS = [
     "notifications.migrations.0002_default_templates",
     "notifications.migrations.0003_outbox_sweep_schedule",
     "notifications.migrations.0004_overflow_template",
+    "notifications.migrations.0006_chinese_templates",
     "sla.migrations.0002_catch_all_rule_and_scan_schedule",
     "handler_groups.migrations.0003_routing_schedules",
 ]
@@ -85,3 +86,15 @@ def _reference_data(request):
     request.getfixturevalue("transactional_db" if transactional else "db")
     for module in REFERENCE_DATA_MIGRATIONS:
         importlib.import_module(module).install(apps, None)
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in LANGUAGE_CODE: a request in another language activates it for the
+    thread (LocaleMiddleware), and code a test calls directly must not inherit it."""
+    from django.conf import settings
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)

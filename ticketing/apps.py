@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class TicketingConfig(AppConfig):
     name = "ticketing"
-    verbose_name = "Ticketing"
+    verbose_name = _("Ticketing")
 
     def ready(self) -> None:
         # An escalation level may move a ticket to another group: the SLA (a lower layer)

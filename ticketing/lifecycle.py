@@ -6,6 +6,9 @@ lost a race changes nothing and is reported as a conflict."""
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
 from config.errors import ConflictError
 
 from .models import ProcessStatus, TicketStatus
@@ -89,21 +92,53 @@ TRANSFER_TO_GROUP = Transition(
 )
 
 
+# The words an error message uses for each transition and status field.
+TRANSITION_WORDS = {
+    "approve": _("approve"),
+    "reject": _("reject"),
+    "cancel": _("cancel"),
+    "enter_pool": _("put in the pool"),
+    "assign": _("assign"),
+    "reclaim": _("reclaim"),
+    "decline": _("decline"),
+    "overflow": _("overflow"),
+    "accept": _("accept"),
+    "complete": _("complete"),
+    "close": _("close"),
+    "transfer": _("transfer"),
+    "pause": _("pause"),
+    "resume": _("resume"),
+}
+FIELD_WORDS = {"process_status": _("process status"), "ticket_status": _("ticket status")}
+
+
 class IllegalTransition(ConflictError):
     def __init__(self, transition: Transition, current: int | None):
         self.transition = transition
         self.current = current
         enum = ProcessStatus if transition.field == "process_status" else TicketStatus
+        field = FIELD_WORDS.get(transition.field, transition.field.replace("_", " "))
         if current is None:
-            state = "in a state that does not allow it"
+            state = gettext("in a state that does not allow it")
         else:
             try:
-                state = f"{transition.field.replace('_', ' ')} is '{enum(current).label}'"
+                state = gettext("%(field)s is '%(status)s'") % {
+                    "field": field,
+                    "status": enum(current).label,
+                }
             except ValueError:
-                state = f"{transition.field} is {current}"
+                state = gettext("%(field)s is %(status)s") % {
+                    "field": transition.field,
+                    "status": current,
+                }
         allowed = ", ".join(f"'{enum(s).label}'" for s in transition.sources)
         super().__init__(
-            f"Cannot {transition.name} this ticket: its {state}; allowed only from {allowed}."
+            gettext("Cannot %(action)s this ticket: its %(state)s; allowed only from %(allowed)s.")
+            % {
+                "action": TRANSITION_WORDS.get(transition.name, transition.name),
+                "state": state,
+                "allowed": allowed,
+            }
         )
 
     def with_message(self, message: str) -> "IllegalTransition":

@@ -1,32 +1,33 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Priority(models.IntegerChoices):
-    LOW = 1, "low"
-    MEDIUM = 2, "medium"
-    HIGH = 3, "high"
-    URGENT = 4, "urgent"
+    LOW = 1, _("low")
+    MEDIUM = 2, _("medium")
+    HIGH = 3, _("high")
+    URGENT = 4, _("urgent")
 
 
 class ProcessStatus(models.IntegerChoices):
     """Approval state."""
 
-    APPROVING = 1, "approving"
-    APPROVED = 2, "approved"
-    REJECTED = 3, "rejected"
-    CANCELLED = 4, "cancelled"
+    APPROVING = 1, _("approving")
+    APPROVED = 2, _("approved")
+    REJECTED = 3, _("rejected")
+    CANCELLED = 4, _("cancelled")
 
 
 class TicketStatus(models.IntegerChoices):
     """Handling state."""
 
-    SUBMITTED = 0, "submitted"
-    PENDING_ASSIGN = 1, "pending assign"
-    PENDING_PROCESS = 2, "pending process"
-    PROCESSING = 3, "processing"
-    COMPLETED = 4, "completed"
-    CLOSED = 5, "closed"
+    SUBMITTED = 0, _("submitted")
+    PENDING_ASSIGN = 1, _("pending assign")
+    PENDING_PROCESS = 2, _("pending process")
+    PROCESSING = 3, _("processing")
+    COMPLETED = 4, _("completed")
+    CLOSED = 5, _("closed")
 
 
 # Tickets counted against a handler's load (least load, capacity).
@@ -42,16 +43,24 @@ OPEN_STATUSES = (
 class Ticket(models.Model):
     """oa_ticket_bill."""
 
-    bill_code = models.CharField(max_length=32, unique=True, editable=False)
-    title = models.CharField(max_length=200)
-    content = models.TextField()
-    priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.MEDIUM)
-    category = models.CharField(max_length=50, blank=True, default="")
+    bill_code = models.CharField(
+        verbose_name=_("bill code"), max_length=32, unique=True, editable=False
+    )
+    title = models.CharField(verbose_name=_("title"), max_length=200)
+    content = models.TextField(verbose_name=_("content"))
+    priority = models.PositiveSmallIntegerField(
+        verbose_name=_("priority"), choices=Priority.choices, default=Priority.MEDIUM
+    )
+    category = models.CharField(verbose_name=_("category"), max_length=50, blank=True, default="")
     creator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="created_tickets"
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("creator"),
+        on_delete=models.PROTECT,
+        related_name="created_tickets",
     )
     handler_group = models.ForeignKey(
         "handler_groups.HandlerGroup",
+        verbose_name=_("handler group"),
         null=True,
         blank=True,
         on_delete=models.PROTECT,
@@ -59,45 +68,73 @@ class Ticket(models.Model):
     )
     handler = models.ForeignKey(
         settings.AUTH_USER_MODEL,
+        verbose_name=_("handler"),
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="handled_tickets",
     )
     process_status = models.PositiveSmallIntegerField(
-        choices=ProcessStatus.choices, default=ProcessStatus.APPROVING
+        verbose_name=_("process status"),
+        choices=ProcessStatus.choices,
+        default=ProcessStatus.APPROVING,
     )
     ticket_status = models.PositiveSmallIntegerField(
-        choices=TicketStatus.choices, default=TicketStatus.SUBMITTED
+        verbose_name=_("ticket status"),
+        choices=TicketStatus.choices,
+        default=TicketStatus.SUBMITTED,
     )
-    submitted_time = models.DateTimeField()
-    approved_time = models.DateTimeField(null=True, blank=True)
-    assigned_time = models.DateTimeField(null=True, blank=True)
-    accepted_time = models.DateTimeField(null=True, blank=True)
+    submitted_time = models.DateTimeField(verbose_name=_("submitted time"))
+    approved_time = models.DateTimeField(verbose_name=_("approved time"), null=True, blank=True)
+    assigned_time = models.DateTimeField(verbose_name=_("assigned time"), null=True, blank=True)
+    accepted_time = models.DateTimeField(verbose_name=_("accepted time"), null=True, blank=True)
     # The first acceptance: it answers the response clock, and a later transfer (which clears
     # accepted_time for the new handler) does not restart it.
-    responded_time = models.DateTimeField(null=True, blank=True)
-    completed_time = models.DateTimeField(null=True, blank=True)
-    closed_time = models.DateTimeField(null=True, blank=True)
-    response_deadline = models.DateTimeField(null=True, blank=True)
-    resolve_deadline = models.DateTimeField(null=True, blank=True)
-    response_timeout = models.BooleanField(default=False, db_default=False)
-    resolve_timeout = models.BooleanField(default=False, db_default=False)
-    reply_count = models.PositiveIntegerField(default=0, db_default=0)
+    responded_time = models.DateTimeField(verbose_name=_("responded time"), null=True, blank=True)
+    completed_time = models.DateTimeField(verbose_name=_("completed time"), null=True, blank=True)
+    closed_time = models.DateTimeField(verbose_name=_("closed time"), null=True, blank=True)
+    response_deadline = models.DateTimeField(
+        verbose_name=_("response deadline"), null=True, blank=True
+    )
+    resolve_deadline = models.DateTimeField(
+        verbose_name=_("resolve deadline"), null=True, blank=True
+    )
+    response_timeout = models.BooleanField(
+        verbose_name=_("response timeout"), default=False, db_default=False
+    )
+    resolve_timeout = models.BooleanField(
+        verbose_name=_("resolve timeout"), default=False, db_default=False
+    )
+    reply_count = models.PositiveIntegerField(
+        verbose_name=_("reply count"), default=0, db_default=0
+    )
     # What the applicant may count: public replies only (reply_count includes internal notes).
-    public_reply_count = models.PositiveIntegerField(default=0, db_default=0)
+    public_reply_count = models.PositiveIntegerField(
+        verbose_name=_("public reply count"), default=0, db_default=0
+    )
     # SLA engine state: the matched rule, warnings sent, and "waiting on applicant".
     sla_rule = models.ForeignKey(
-        "sla.SlaRule", null=True, blank=True, on_delete=models.SET_NULL, related_name="tickets"
+        "sla.SlaRule",
+        verbose_name=_("sla rule"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tickets",
     )
-    response_warned = models.BooleanField(default=False, db_default=False)
-    resolve_warned = models.BooleanField(default=False, db_default=False)
-    sla_paused = models.BooleanField(default=False, db_default=False)
-    sla_paused_at = models.DateTimeField(null=True, blank=True)
+    response_warned = models.BooleanField(
+        verbose_name=_("response warned"), default=False, db_default=False
+    )
+    resolve_warned = models.BooleanField(
+        verbose_name=_("resolve warned"), default=False, db_default=False
+    )
+    sla_paused = models.BooleanField(verbose_name=_("sla paused"), default=False, db_default=False)
+    sla_paused_at = models.DateTimeField(verbose_name=_("sla paused at"), null=True, blank=True)
     # When the ticket last started waiting in its group's pool (overflow measures from here).
-    queued_time = models.DateTimeField(null=True, blank=True)
+    queued_time = models.DateTimeField(verbose_name=_("queued time"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("ticket")
+        verbose_name_plural = _("tickets")
         db_table = "oa_ticket_bill"
         ordering = ["-id"]
         permissions = [
@@ -139,25 +176,32 @@ class Ticket(models.Model):
 
 
 class ReplyType(models.IntegerChoices):
-    PUBLIC = 1, "public"
-    INTERNAL = 2, "internal"
-    SYSTEM = 3, "system"
+    PUBLIC = 1, _("public")
+    INTERNAL = 2, _("internal")
+    SYSTEM = 3, _("system")
 
 
 class TicketReply(models.Model):
-    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="replies")
+    ticket = models.ForeignKey(
+        Ticket, verbose_name=_("ticket"), on_delete=models.CASCADE, related_name="replies"
+    )
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,
+        verbose_name=_("author"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="ticket_replies",
     )
-    reply_type = models.PositiveSmallIntegerField(choices=ReplyType.choices)
-    content = models.TextField()
-    created = models.DateTimeField(auto_now_add=True)
+    reply_type = models.PositiveSmallIntegerField(
+        verbose_name=_("reply type"), choices=ReplyType.choices
+    )
+    content = models.TextField(verbose_name=_("content"))
+    created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("ticket reply")
+        verbose_name_plural = _("ticket replies")
         db_table = "oa_ticket_reply"
         ordering = ["id"]
         indexes = [models.Index(fields=["ticket", "id"], name="reply_ticket_idx")]
@@ -169,21 +213,28 @@ class TicketReply(models.Model):
 class TicketRecord(models.Model):
     """Append-only audit trail: every state change, assignment, SLA event and admin edit."""
 
-    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="records")
+    ticket = models.ForeignKey(
+        Ticket, verbose_name=_("ticket"), on_delete=models.CASCADE, related_name="records"
+    )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
+        verbose_name=_("actor"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="ticket_records",
     )
-    action = models.CharField(max_length=40)
-    from_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    to_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    created = models.DateTimeField()
-    detail = models.JSONField(default=dict, blank=True)
+    action = models.CharField(verbose_name=_("action"), max_length=40)
+    from_status = models.PositiveSmallIntegerField(
+        verbose_name=_("from status"), null=True, blank=True
+    )
+    to_status = models.PositiveSmallIntegerField(verbose_name=_("to status"), null=True, blank=True)
+    created = models.DateTimeField(verbose_name=_("created"))
+    detail = models.JSONField(verbose_name=_("detail"), default=dict, blank=True)
 
     class Meta:
+        verbose_name = _("ticket record")
+        verbose_name_plural = _("ticket records")
         db_table = "oa_ticket_record"
         ordering = ["id"]
         indexes = [models.Index(fields=["ticket", "id"], name="record_ticket_idx")]

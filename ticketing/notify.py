@@ -4,6 +4,8 @@ and counted by send) must not undo the ticket change that triggered it."""
 
 import logging
 
+from django.utils.translation import gettext_lazy as _
+
 from notifications.rendering import TemplateError
 from notifications.sending import send
 
@@ -17,7 +19,8 @@ def _params(ticket: Ticket, **extra) -> dict[str, object]:
         "billCode": ticket.bill_code,
         "title": ticket.title,
         "ticketId": ticket.pk,
-        "group": ticket.handler_group.name if ticket.handler_group_id else "no group",
+        # Words, not data: lazily translated, so each recipient reads their language.
+        "group": ticket.handler_group.name if ticket.handler_group_id else _("no group"),
         **extra,
     }
 
@@ -63,7 +66,7 @@ def replied(ticket: Ticket, reply: TicketReply) -> None:
             template_code="ticket-replied",
             ticket=ticket,
             dedupe_key=f"ticket:{ticket.pk}:reply:{reply.pk}",
-            author=reply.author.get_username() if reply.author else "system",
+            author=reply.author.get_username() if reply.author else _("system"),
         )
 
 

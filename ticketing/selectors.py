@@ -188,7 +188,7 @@ PUBLIC_RECORD_DETAIL = {
     "complete": ("field",),
     "close": ("field",),
 }
-PUBLIC_REPLY_LABEL = ReplyType.PUBLIC.label
+PUBLIC_REPLY_LABEL = ReplyType.PUBLIC.name.lower()  # as records store it (services.py)
 
 
 def records_for(audience: Audience, ticket: Ticket) -> list[TicketRecord]:

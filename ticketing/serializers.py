@@ -1,4 +1,5 @@
 from django.core.exceptions import ObjectDoesNotExist
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -150,7 +151,7 @@ class TransferInput(serializers.Serializer):
     def validate(self, attrs):
         if attrs.get("handler_id") is None and attrs.get("handler_group_id") is None:
             raise serializers.ValidationError(
-                {"non_field_errors": ["Give handler_id, handler_group_id or both."]}
+                {"non_field_errors": [_("Give handler_id, handler_group_id or both.")]}
             )
         return attrs
 
@@ -173,7 +174,7 @@ class ReplyOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_reply_type(self, reply: TicketReply) -> str:
-        return ReplyType(reply.reply_type).label
+        return ReplyType(reply.reply_type).name.lower()
 
 
 class RecordOutput(serializers.ModelSerializer):

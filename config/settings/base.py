@@ -48,11 +48,14 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language from the cookie, else Accept-Language; the profile's choice overrides it
+    # once the person is known (PreferencesMiddleware).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # Each person's time zone on every page (accounts/timezones.py).
-    "accounts.timezones.TimeZoneMiddleware",
+    # Each person's time zone and language on every page (accounts/preferences.py).
+    "accounts.preferences.PreferencesMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes requires: turns a locked-out login into the lock-out response.
@@ -136,9 +139,12 @@ REST_KNOX = {
     "AUTO_REFRESH": False,
 }
 
-LANGUAGE_CODE = "en-us"
-# What a person may choose in their profile (issue 14 ships the zh-hans catalogue).
+# The language of a person who has neither chosen one nor sent Accept-Language, and of
+# notifications to them. Each page follows the profile's choice, else the language cookie the
+# header switch sets, else Accept-Language (accounts/preferences.py).
+LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True

@@ -6,6 +6,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.errors import InvalidArgument
@@ -42,8 +43,9 @@ def submit(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Ticket {ticket.bill_code} submitted. An approver will review it shortly.",
+                _("Ticket %(code)s submitted. An approver will review it shortly.")
+                % {"code": ticket.bill_code},
             )
             return redirect(detail_url(ticket.pk))
-    messages.error(request, "The ticket was not submitted: please fix the errors below.")
+    messages.error(request, _("The ticket was not submitted: please fix the errors below."))
     return render_console(request, "console/submit.html", {"form": form}, status=400)

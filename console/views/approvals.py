@@ -103,12 +103,12 @@ def approvals(request: HttpRequest) -> HttpResponse:
 
 def _done(message: str, upcoming: Ticket | None) -> str:
     if upcoming is None:
-        return message + " " + _("Nothing else is waiting for approval.")
-    return (
-        message
-        + " "
-        + _("Next: %(code)s %(title)s.") % {"code": upcoming.bill_code, "title": upcoming.title}
-    )
+        return _("%(message)s Nothing else is waiting for approval.") % {"message": message}
+    return _("%(message)s Next: %(code)s %(title)s.") % {
+        "message": message,
+        "code": upcoming.bill_code,
+        "title": upcoming.title,
+    }
 
 
 @login_required

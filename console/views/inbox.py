@@ -6,6 +6,8 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from console.pages import render_console, safe_next
@@ -32,7 +34,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
 @require_POST
 def mark_read(request: HttpRequest, notification_id: int) -> HttpResponse:
     if not inbox_services.inbox_mark_read(user=request.user, notification_id=notification_id):
-        raise Http404("No such message in your inbox.")
+        raise Http404(_("No such message in your inbox."))
     return redirect(safe_next(request, reverse("inbox:list")))
 
 
@@ -41,7 +43,10 @@ def mark_read(request: HttpRequest, notification_id: int) -> HttpResponse:
 def mark_all_read(request: HttpRequest) -> HttpResponse:
     marked = inbox_services.inbox_mark_all_read(user=request.user)
     if marked:
-        messages.success(request, f"Marked {marked} message{'s' if marked != 1 else ''} as read.")
+        text = ngettext(
+            "Marked %(count)d message as read.", "Marked %(count)d messages as read.", marked
+        ) % {"count": marked}
+        messages.success(request, text)
     else:
-        messages.info(request, "Nothing to mark: you have no unread messages.")
+        messages.info(request, _("Nothing to mark: you have no unread messages."))
     return redirect(safe_next(request, reverse("inbox:list")))

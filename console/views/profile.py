@@ -8,9 +8,10 @@ from django.shortcuts import redirect
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
+from django.views.i18n import set_language as set_language_cookie
 
 from accounts.models import Profile
-from accounts.timezones import set_time_zone
+from accounts.preferences import SUPPORTED, set_language, set_time_zone
 from console.forms import ProfileForm
 from console.pages import render_console
 
@@ -27,7 +28,7 @@ def profile(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             set_time_zone(request.user, form.cleaned_data["time_zone"], request=request)
-            Profile.objects.filter(user=request.user).update(language=form.cleaned_data["language"])
+            set_language(request.user, form.cleaned_data["language"], request=request)
             messages.success(
                 request,
                 _("Saved. Times are shown in %(zone)s.") % {"zone": form.cleaned_data["time_zone"]},
@@ -51,3 +52,20 @@ def detected_time_zone(request: HttpRequest) -> HttpResponse:
             status=400,
         )
     return HttpResponse(status=204)
+
+
+@require_POST
+def switch_language(request: HttpRequest) -> HttpResponse:
+    """The header's language switch: the language cookie for everyone (the login page too)
+    and, for a signed-in person, their profile's choice, so notifications follow it. Back to
+    the page it was used on (`next`, checked by Django's set_language)."""
+    code = request.POST.get("language", "")
+    if code not in SUPPORTED:
+        return JsonResponse(
+            {"code": "invalid_argument", "errors": {"language": [_("Unknown language.")]}},
+            status=400,
+        )
+    response = set_language_cookie(request)
+    if request.user.is_authenticated:
+        set_language(request.user, code, request=request)
+    return response

@@ -23,7 +23,7 @@ from console.charts import comparison_chart_svg, staffing_chart_svg
 from console.pages import render_console
 from handler_groups.models import GroupStatus, HandlerGroup
 from insight.models import Simulation
-from routing.models import AssignmentEvent
+from routing.models import AssignmentEvent, PresenceState
 from routing.selectors import presence_rows, waiting_by_group
 from routing.staffing import staffing
 from sla.models import SlaEvent
@@ -40,6 +40,13 @@ def groups_in_scope(user) -> list[HandlerGroup]:
     return list(groups)
 
 
+def _presence_label(state: str) -> str:
+    try:
+        return PresenceState(state).label
+    except ValueError:
+        return state
+
+
 def live_figures(groups: list[HandlerGroup], now) -> dict:
     """Agents now, queues now, and what falls due in the next 30 minutes."""
     group_ids = [g.pk for g in groups]
@@ -49,7 +56,11 @@ def live_figures(groups: list[HandlerGroup], now) -> dict:
     per_group = []
     for group in groups:
         queue = queues.get(group.pk)
-        members = [agents[m] for m in group.member_ids if m in agents]
+        members = [
+            {**agents[m], "state_label": _presence_label(agents[m]["state"])}
+            for m in group.member_ids
+            if m in agents
+        ]
         per_group.append(
             {
                 "group": group,
@@ -138,7 +149,11 @@ def latest_simulation(group: HandlerGroup | None) -> dict | None:
     simulation = Simulation.objects.filter(group=group, status="done").order_by("-created").first()
     if simulation is None or not simulation.result:
         return None
-    rows = simulation.result.get("strategies") or []
+    # The stored labels are the English ones (gettext_noop where each strategy registers).
+    rows = [
+        {**row, "strategy_label": _(row["strategy_label"])} if row.get("strategy_label") else row
+        for row in simulation.result.get("strategies") or []
+    ]
     return {
         "simulation": simulation,
         "rows": rows,

@@ -10,7 +10,7 @@
     }
     badge.classList.toggle("badge-unread", count > 0);
     badge.classList.toggle("badge-zero", count === 0);
-    badge.setAttribute("aria-label", count + " unread");
+    badge.setAttribute("aria-label", count + " " + (badge.getAttribute("data-unread-label") || "unread"));
     var title = document.title.replace(/^\(\d+\) /, "");
     document.title = count > 0 ? "(" + count + ") " + title : title;
   }
@@ -111,6 +111,67 @@
     });
   }
 
+  // j / k move through the rows of a list (tickets, approvals, inbox), Enter or o opens the
+  // row's ticket, x ticks its checkbox (bulk approve). The current row is marked and
+  // scrolled into view; typing in a field is never taken over.
+  function listNavigation() {
+    var current = -1;
+
+    function rows() {
+      var list = document.querySelector("[data-keyboard-list]");
+      return list ? Array.prototype.slice.call(list.querySelectorAll("[data-keyboard-row]")) : [];
+    }
+
+    function move(all, index) {
+      if (current >= 0 && all[current]) {
+        all[current].classList.remove("is-keyboard-current");
+        all[current].removeAttribute("data-keyboard-current");
+      }
+      current = Math.max(0, Math.min(all.length - 1, index));
+      var row = all[current];
+      row.classList.add("is-keyboard-current");
+      row.setAttribute("data-keyboard-current", "");
+      var link = row.querySelector("[data-row-link]");
+      if (link) {
+        link.focus({ preventScroll: true });
+      }
+      row.scrollIntoView({ block: "nearest" });
+    }
+
+    document.addEventListener("keydown", function (event) {
+      if (event.ctrlKey || event.metaKey || event.altKey) {
+        return;
+      }
+      var target = event.target;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
+        return;
+      }
+      var all = rows();
+      if (!all.length) {
+        return;
+      }
+      if (event.key === "j") {
+        event.preventDefault();
+        move(all, current + 1);
+      } else if (event.key === "k") {
+        event.preventDefault();
+        move(all, current < 0 ? 0 : current - 1);
+      } else if ((event.key === "o" || event.key === "Enter") && current >= 0 && all[current]) {
+        var link = all[current].querySelector("[data-row-link]");
+        if (link && event.key === "o") {
+          event.preventDefault();
+          link.click();
+        }
+      } else if (event.key === "x" && current >= 0 && all[current]) {
+        var box = all[current].querySelector("input[type=checkbox]");
+        if (box) {
+          event.preventDefault();
+          box.click();
+        }
+      }
+    });
+  }
+
   // The composer's tabs: the form's class follows the chosen tab (the CSS already switches
   // the hint and the button label without JS; this keeps the class for other styles).
   function composerTabs() {
@@ -131,6 +192,7 @@
     openWideFolds();
     autosubmitSelects();
     replyShortcut();
+    listNavigation();
     composerTabs();
   });
 })();
