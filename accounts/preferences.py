@@ -51,8 +51,9 @@ def preferences(request) -> Preferences | None:
 
 
 def activate_language(request, code: str) -> None:
-    """`code` (a profile's choice) for the rest of this request, if it is one we speak (an
-    API token's person: the middleware ran before the token was read)."""
+    """`code` (a profile's choice) for the rest of this request, if it is one we speak: for a
+    signed-in browser (the middleware) and an API token's person (the token is read after the
+    middleware ran)."""
     if code in SUPPORTED:
         translation.activate(code)
         request.LANGUAGE_CODE = code
@@ -130,8 +131,7 @@ class PreferencesMiddleware:
             if prefs.time_zone:
                 timezone.activate(zoneinfo.ZoneInfo(prefs.time_zone))
             if prefs.language in SUPPORTED:
-                translation.activate(prefs.language)
-                request.LANGUAGE_CODE = prefs.language
+                activate_language(request, prefs.language)
             else:
                 self._remember_browser_language(request, prefs)
         try:
