@@ -17,6 +17,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
+from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
 from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
@@ -77,7 +78,7 @@ def lock_ticket_and_group(ticket_id: int) -> tuple[tuple[int, int], HandlerGroup
     ticket_status) as locked, and the group (None: no group). Ticket before group is safe
     here: nobody who holds a group lock ever waits for a ticket that is only now leaving
     approval."""
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(LOCK_TICKET_AND_GROUP_SQL, [ticket_id])
         row = cursor.fetchone()
     if row is None:

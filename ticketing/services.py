@@ -11,6 +11,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from config.db import prepared_cursor
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
@@ -88,7 +89,7 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
     with transaction.atomic():
         # What the SLA clocks start from (fields an approving ticket cannot change under us),
         # so that the deadlines and escalation instants are computed before any lock.
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(APPROVAL_INPUTS_SQL, [ticket_id])
             row = cursor.fetchone()
         if row is None:

@@ -15,6 +15,8 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model, Q
 
+from config.db import prepared_cursor
+
 from .lifecycle import IllegalTransition, Transition
 from .models import ProcessStatus, Ticket, TicketRecord
 
@@ -273,7 +275,7 @@ def _compare_and_set(
             read_back.extend(f"{statement.name}.{column}" for column in statement.columns)
             joins.append(f" LEFT JOIN {statement.name} ON true")
     sql += f" SELECT {', '.join(['upd.*', *read_back])} FROM upd{''.join(joins)}"
-    with db.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, [*where_params, *set_params, *audit_params, *along_params])
         row = cursor.fetchone()
     if row is None:

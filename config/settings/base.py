@@ -86,6 +86,12 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# config/db.py prepares the hottest raw statements on the server (only its cursors do: Django's
+# own bind on the client and never prepare). A transaction-pooling proxy that cannot keep
+# prepared statements: DB_PREPARED_STATEMENTS=false.
+DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+    2**31 - 1 if env.bool("DB_PREPARED_STATEMENTS", default=True) else None
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")

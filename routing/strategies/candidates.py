@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
+from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
 from ticketing.models import ACTIVE_STATUSES, TicketStatus
 
@@ -56,7 +57,7 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
     if not member_ids:
         return []
     day_start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             _member_rows_sql(),
             {
