@@ -20,13 +20,18 @@ from contextlib import contextmanager
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections
+from psycopg.pq import Format
+from psycopg.types.json import JsonbBinaryLoader
+
+JSONB_OID = 3802
 
 
 class _PreparingCursor(psycopg.Cursor):
-    """Server-side binding, and every statement prepared once per connection."""
+    """Server-side binding, every statement prepared once per connection, and results in
+    binary (no text to parse: a timestamp is eight bytes)."""
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
-        return super().execute(query, params, prepare=True, binary=binary)
+        return super().execute(query, params, prepare=True, binary=True)
 
     def _send_query_prepared(self, name, pgq, *, binary=None):
         super()._send_query_prepared(name, pgq, binary=binary)
@@ -35,14 +40,28 @@ class _PreparingCursor(psycopg.Cursor):
         self._query = pgq
 
 
+class _JsonbBinaryAsText(JsonbBinaryLoader):
+    """A jsonb column in binary results, as Django reads jsonb: its text (a JSONField parses
+    it itself)."""
+
+    _loads = staticmethod(bytes.decode)
+
+
 @contextmanager
 def prepared_cursor(using: str = DEFAULT_DB_ALIAS):
     """A cursor for raw SQL whose statements are prepared on the server (see the module).
     Parameters are bound on the server: a parameter whose type PostgreSQL cannot infer from
-    its place needs a cast in the SQL (`%s::jsonb`)."""
+    its place needs a cast in the SQL (`%s::jsonb`). Rows come as Django's own cursor gives
+    them (timestamps in the connection's zone, jsonb as text), read in binary."""
     db = connections[using]
+    # As Django's own cursor(): a connection the server closed (CONN_HEALTH_CHECKS) is
+    # replaced rather than failed.
+    db.close_if_health_check_failed()
     db.ensure_connection()
     db.validate_thread_sharing()
+    adapters = db.connection.adapters
+    if adapters.get_loader(JSONB_OID, Format.BINARY) is not _JsonbBinaryAsText:
+        adapters.register_loader("jsonb", _JsonbBinaryAsText)
     with db.wrap_database_errors:
         raw = _PreparingCursor(db.connection)
     cursor = db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)

@@ -27,7 +27,13 @@ from accounts.preferences import reader_settings
 from config.memo import ProcessMemo
 
 from .channels import get_channel
-from .models import Notification, NotifyTemplate, NotifyTemplateTranslation, OutboxDelivery
+from .models import (
+    DeliveryStatus,
+    Notification,
+    NotifyTemplate,
+    NotifyTemplateTranslation,
+    OutboxDelivery,
+)
 from .rendering import TemplateError, render
 
 logger = logging.getLogger(__name__)
@@ -90,48 +96,11 @@ def send_batch(
     scanner's path). All messages render before anything is written: one bad message
     refuses the batch."""
     now = now or timezone.now()
-    loaded = _templates.get(template_code, lambda: _load_template(template_code))
-    if loaded is None:
-        TEMPLATE_ERRORS.labels(template_code).inc()
-        logger.error("unknown notification template", extra={"template": template_code})
-        raise TemplateError(f"unknown notification template {template_code!r}")
-    template, wordings = loaded
+    template, wordings = _template(template_code)
     readers = reader_settings(
         _user_id(r) for message in messages for r in message.recipients if r is not None
     )
-    rows = []
-    for message in messages:
-        rendered: dict[tuple[str, str], tuple[str, str]] = {}
-        with translation.override(settings.LANGUAGE_CODE):
-            params_json = json.dumps(message.params, default=_neutral)
-        for user_id in dict.fromkeys(_user_id(r) for r in message.recipients if r is not None):
-            reader = readers[user_id]
-            if reader not in rendered:
-                rendered[reader] = _render_for(
-                    template_code, wordings, message, language=reader[0], zone=reader[1]
-                )
-            title, content = rendered[reader]
-            rows.append(
-                (
-                    user_id,
-                    template_code,
-                    title,
-                    content,
-                    params_json,
-                    message.dedupe_key,
-                    message.ticket_id,
-                    now,
-                )
-            )
-        if not rendered:
-            # Nobody to tell: still refuse a message that could not be rendered.
-            _render_for(
-                template_code,
-                wordings,
-                message,
-                language=settings.LANGUAGE_CODE,
-                zone=settings.TIME_ZONE,
-            )
+    rows = _rows(template_code, wordings, messages, readers, now)
     if not template.enabled:
         logger.info("notification template disabled", extra={"template": template_code})
         return []
@@ -161,12 +130,161 @@ def send_batch(
                     created=now,
                 )
             )
-        deliveries = _outbox_rows(notifications, template.channels, now)
+        deliveries = _outbox_rows(notifications, template.channels, readers, now)
         SENT.labels(template_code).inc(len(notifications))
         if deliveries:
             ids = [d.pk for d in deliveries]
             transaction.on_commit(lambda: enqueue_deliveries(ids))
     return notifications
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A send rendered and ready, not yet written: the statements that write it go into a
+    caller's own statement (`statements`), so that a message is written by the very statement
+    that makes the event it tells of (an assignment and its notice: one statement, so the
+    agent is told exactly when the assignment commits)."""
+
+    template_code: str
+    rows: list[tuple]  # the inbox rows (see _rows)
+    deliveries: list[tuple]  # recipient, dedupe key, channel, target, idempotency key
+    now: datetime
+
+    def statements(
+        self, name: str = "notice", *, when: str = "true"
+    ) -> list[tuple[str, str, list, list[str]]]:
+        """(CTE name, SQL, params, columns the caller reads back) for the caller's WITH:
+        `<name>` writes the inbox rows if the SQL condition `when` holds (the caller's own
+        write happened: `EXISTS (SELECT 1 FROM <its CTE>)`; ON CONFLICT DO NOTHING, as `send`),
+        `<name>_deliveries` the outbox rows of the rows it wrote, and two one-row reads,
+        `<name>_sent` (sent: how many inbox rows were written) and `<name>_delivered` (ids:
+        the outbox rows), which `written` takes after the statement ran."""
+        statements = [
+            (
+                name,
+                f"{_INSERT_SQL} SELECT * FROM (VALUES "
+                f"{','.join([_TYPED_ROW_SQL] * len(self.rows))}) AS v WHERE {when} "
+                f"{_ON_CONFLICT_SQL} RETURNING id, recipient_id, dedupe_key",
+                [value for row in self.rows for value in row],
+                [],
+            ),
+            (f"{name}_sent", f"SELECT count(*) AS sent FROM {name}", [], ["sent"]),
+        ]
+        if self.deliveries:
+            columns = list(zip(*self.deliveries, strict=True))
+            statements += [
+                (
+                    f"{name}_deliveries",
+                    f"INSERT INTO {OutboxDelivery._meta.db_table} (notification_id, channel, "
+                    "target, status, attempts, next_attempt_at, last_error, idempotency_key, "
+                    f"created) SELECT n.id, d.channel, d.target, %s, 0, %s, '', d.key, %s "
+                    f"FROM {name} n JOIN unnest(%s::bigint[], %s::text[], %s::text[], "
+                    "%s::text[], %s::text[]) AS d(recipient_id, dedupe_key, channel, target, "
+                    "key) ON d.recipient_id = n.recipient_id AND d.dedupe_key = n.dedupe_key "
+                    "ON CONFLICT DO NOTHING RETURNING id",
+                    [DeliveryStatus.PENDING.value, self.now, self.now, *map(list, columns)],
+                    [],
+                ),
+                (
+                    f"{name}_delivered",
+                    f"SELECT array_agg(id) AS ids FROM {name}_deliveries",
+                    [],
+                    ["ids"],
+                ),
+            ]
+        return statements
+
+    def written(self, sent: int, delivery_ids: list[int] | None) -> None:
+        """What the caller's statement wrote (its `_sent` and `_delivered` reads): counted,
+        and the deliveries enqueued once the caller's transaction commits."""
+        SENT.labels(self.template_code).inc(sent)
+        DUPLICATES.labels(self.template_code).inc(len(self.rows) - sent)
+        if delivery_ids:
+            ids = list(delivery_ids)
+            transaction.on_commit(lambda: enqueue_deliveries(ids))
+
+
+def compose(
+    *,
+    template_code: str,
+    message: Message,
+    now: datetime,
+    readers: dict | None = None,
+) -> Composed | None:
+    """`send`, rendered but not written (see Composed): None when there is nothing to write
+    (a disabled template, nobody to tell). `readers` (accounts.preferences.Reader by
+    recipient), when the caller has read them already; read here otherwise. Raises
+    TemplateError as `send` does, before anything is written."""
+    template, wordings = _template(template_code)
+    recipients = [_user_id(r) for r in message.recipients if r is not None]
+    if readers is None or any(r not in readers for r in recipients):
+        readers = reader_settings(recipients)
+    rows = _rows(template_code, wordings, [message], readers, now)
+    if not template.enabled:
+        logger.info("notification template disabled", extra={"template": template_code})
+        return None
+    if not rows:
+        return None
+    found = _deliveries(template_code, template.channels, [(r[0], r[5]) for r in rows], readers)
+    return Composed(
+        template_code,
+        rows,
+        [(*value, key) for key, value in found.items()],
+        now,
+    )
+
+
+def _template(code: str):
+    """The template and its wordings (memoised), or TemplateError."""
+    loaded = _templates.get(code, lambda: _load_template(code))
+    if loaded is None:
+        TEMPLATE_ERRORS.labels(code).inc()
+        logger.error("unknown notification template", extra={"template": code})
+        raise TemplateError(f"unknown notification template {code!r}")
+    return loaded
+
+
+def _rows(
+    template_code: str, wordings: dict, messages: list[Message], readers: dict, now: datetime
+) -> list[tuple]:
+    """The inbox rows of `messages`, each rendered for its reader: (recipient, template,
+    title, content, params JSON, dedupe key, ticket, created). TemplateError when a message
+    cannot be rendered, whether or not it has anyone to tell."""
+    rows = []
+    for message in messages:
+        rendered: dict[tuple[str, str], tuple[str, str]] = {}
+        with translation.override(settings.LANGUAGE_CODE):
+            params_json = json.dumps(message.params, default=_neutral)
+        for user_id in dict.fromkeys(_user_id(r) for r in message.recipients if r is not None):
+            reader = readers[user_id]
+            key = (reader.language, reader.zone)
+            if key not in rendered:
+                rendered[key] = _render_for(
+                    template_code, wordings, message, language=reader.language, zone=reader.zone
+                )
+            title, content = rendered[key]
+            rows.append(
+                (
+                    user_id,
+                    template_code,
+                    title,
+                    content,
+                    params_json,
+                    message.dedupe_key,
+                    message.ticket_id,
+                    now,
+                )
+            )
+        if not rendered:
+            # Nobody to tell: still refuse a message that could not be rendered.
+            _render_for(
+                template_code,
+                wordings,
+                message,
+                language=settings.LANGUAGE_CODE,
+                zone=settings.TIME_ZONE,
+            )
+    return rows
 
 
 def _load_template(code: str):
@@ -214,6 +332,16 @@ def _neutral(value) -> str:
     return str(value)
 
 
+_INSERT_SQL = (
+    f"INSERT INTO {Notification._meta.db_table} (recipient_id, template_code, title, content, "
+    "params, dedupe_key, ticket_id, created)"
+)
+_ROW_SQL = "(%s,%s,%s,%s,%s::jsonb,%s,%s,%s)"
+# The same, typed for server-side binding inside a VALUES list (Composed: prepared).
+_TYPED_ROW_SQL = "(%s::bigint,%s,%s,%s,%s::jsonb,%s,%s::bigint,%s::timestamptz)"
+_ON_CONFLICT_SQL = "ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING"
+
+
 def _insert_once(rows: list[tuple]) -> list[tuple[int, int, str]]:
     """INSERT … ON CONFLICT DO NOTHING RETURNING id: the constraint decides, not a prior read,
     so concurrent senders of the same event cannot both write."""
@@ -221,56 +349,62 @@ def _insert_once(rows: list[tuple]) -> list[tuple[int, int, str]]:
     with connection.cursor() as cursor:
         for offset in range(0, len(rows), 1000):
             chunk = rows[offset : offset + 1000]
-            placeholders = ",".join(["(%s,%s,%s,%s,%s::jsonb,%s,%s,%s)"] * len(chunk))
+            placeholders = ",".join([_ROW_SQL] * len(chunk))
             cursor.execute(
-                f"""
-                INSERT INTO oa_notification
-                    (recipient_id, template_code, title, content, params, dedupe_key,
-                     ticket_id, created)
-                VALUES {placeholders}
-                ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING
-                RETURNING id, recipient_id, dedupe_key
-                """,
+                f"{_INSERT_SQL} VALUES {placeholders} {_ON_CONFLICT_SQL} "
+                "RETURNING id, recipient_id, dedupe_key",
                 [value for row in chunk for value in row],
             )
             created.extend(cursor.fetchall())
     return created
 
 
-def _outbox_rows(notifications, channel_codes, now) -> list[OutboxDelivery]:
-    """One delivery per recipient and target (email), or per event and target for channels
-    that speak to a room rather than a person (a webhook posts an SLA timeout once, not once
-    per recipient). The idempotency key is unique, so a later send of the same event cannot
-    add a second delivery either."""
-    rows: dict[str, OutboxDelivery] = {}
+def _deliveries(
+    template_code: str, channel_codes, recipients: list[tuple[int, str]], readers
+) -> dict[str, tuple[int, str, str, str]]:
+    """The external deliveries of a send, by idempotency key: (recipient, dedupe key,
+    channel, target) — one per recipient and target (email), or one per event and target for
+    channels that speak to a room rather than a person (a webhook posts an SLA timeout
+    once, not once per recipient). `recipients`: (recipient, dedupe key) of each inbox row.
+    The key names the event, the recipient (per-person channels), the channel and the
+    target, so a later send of the same event cannot add a second delivery."""
+    found: dict[str, tuple[int, str, str, str]] = {}  # key → recipient, dedupe key, code, target
     for code in channel_codes:
         try:
             channel = get_channel(code)
         except LookupError:
             # Admin refuses unknown codes; a row edited elsewhere must not break the sender.
-            TEMPLATE_ERRORS.labels(notifications[0].template_code).inc()
+            TEMPLATE_ERRORS.labels(template_code).inc()
             logger.error("unknown notification channel", extra={"channel": code})
             continue
         if not channel.external:
             continue
-        targets = channel.targets(notifications)
-        for notification in notifications:
-            for target in targets.get(notification.pk, []):
-                scope = notification.dedupe_key if channel.per_event else notification.pk
+        targets = channel.targets(template_code, {r: readers[r] for r, _key in recipients})
+        for recipient_id, dedupe_key in recipients:
+            scope = dedupe_key if channel.per_event else f"{dedupe_key}:{recipient_id}"
+            for target in targets.get(recipient_id, []):
                 key = hashlib.sha256(f"{scope}:{code}:{target}".encode()).hexdigest()
-                rows.setdefault(
-                    key,
-                    OutboxDelivery(
-                        notification=notification,
-                        channel=code,
-                        target=target,
-                        next_attempt_at=now,
-                        created=now,
-                        idempotency_key=key,
-                    ),
-                )
-    if not rows:
+                found.setdefault(key, (recipient_id, dedupe_key, code, target))
+    return found
+
+
+def _outbox_rows(notifications, channel_codes, readers, now) -> list[OutboxDelivery]:
+    """The outbox rows of the messages this send wrote (see _deliveries)."""
+    by_recipient = {(n.recipient_id, n.dedupe_key): n for n in notifications}
+    found = _deliveries(notifications[0].template_code, channel_codes, list(by_recipient), readers)
+    if not found:
         return []
+    rows = {
+        key: OutboxDelivery(
+            notification=by_recipient[recipient_id, dedupe_key],
+            channel=code,
+            target=target,
+            next_attempt_at=now,
+            created=now,
+            idempotency_key=key,
+        )
+        for key, (recipient_id, dedupe_key, code, target) in found.items()
+    }
     OutboxDelivery.objects.bulk_create(rows.values(), ignore_conflicts=True)
     # Those this send wrote (a conflicting row belongs to an earlier send's notification).
     return list(
@@ -289,4 +423,12 @@ def enqueue_deliveries(delivery_ids: list[int]) -> None:
             logger.exception("could not enqueue delivery", extra={"delivery_id": delivery_id})
 
 
-__all__ = ["Message", "TemplateError", "send", "send_batch", "enqueue_deliveries"]
+__all__ = [
+    "Composed",
+    "Message",
+    "TemplateError",
+    "compose",
+    "enqueue_deliveries",
+    "send",
+    "send_batch",
+]

@@ -1,7 +1,9 @@
-"""Assignment notices sent after the routing transaction commits (approvals: the notice is
-rendered and written outside the group lock). Exactly once: each event is claimed by a
-compare-and-set on `notified`, and the notice's dedupe key names the assignment, so a retry or
-the sweep can never tell an agent twice."""
+"""The backstop for assignment notices. An assignment writes its agent's notice in its own
+statement (route.py) and its event as notified; an event left unnotified (written by a
+version that told the agent after commit, and whose process died in between) is told here,
+by the routing sweep. Exactly once: each event is claimed by a compare-and-set on
+`notified`, and the notice's dedupe key names the assignment, so a retry or the sweep can
+never tell an agent twice."""
 
 from datetime import datetime, timedelta
 
@@ -9,10 +11,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
+from ticketing import notify
 from ticketing.models import Ticket
 
 from .models import AssignmentEvent
-from .route import tell_agent
 
 SWEEP_GRACE = timedelta(seconds=10)
 # The claim, raw: it runs after every approval that assigns (the ORM's update compiles for
@@ -26,8 +28,8 @@ def send_assignment_notice(
     *, event_id: int, ticket: Ticket | None = None, group: HandlerGroup | None = None
 ) -> bool:
     """Tell the agent of this assignment if nobody has yet; False when already told (or the
-    ticket has moved on: reclaimed, transferred — then there is nothing to say). The caller
-    that just committed the assignment passes the ticket and group it holds."""
+    ticket has moved on: reclaimed, transferred — then there is nothing to say). A caller
+    that holds the ticket and its group passes them."""
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(CLAIM_SQL, [event_id])
@@ -44,7 +46,7 @@ def send_assignment_notice(
             )
             if ticket is None:
                 return False
-        tell_agent(ticket, group)
+        notify.told_of_assignment(ticket, group)
         return True
 
 

@@ -4,14 +4,14 @@ group's queue. The caller holds the group row lock, taken before ticket rows (an
 takes the ticket's first: `lock_ticket_and_group`).
 
 May import: routing's strategies and models, ticketing's core (models, lifecycle, transitions,
-notify), handler_groups, config."""
+notify), handler_groups, notifications (the notice it writes with an assignment), config."""
 
-import json
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from functools import cache
 
+import orjson
 from celery import current_app
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
@@ -19,6 +19,8 @@ from psycopg.pq import TransactionStatus
 
 from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
+from notifications import sending
+from notifications.rendering import TemplateError
 from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
 from ticketing.transitions import Along, Step, apply_transition_along
@@ -117,7 +119,6 @@ def route(
     now: datetime,
     exclude: Mapping[int, str] | Collection[int] = frozenset(),
     overflowed: bool = False,
-    defer_notice: bool = False,
     trigger: str = RoutingDecision.Trigger.APPROVAL,
     before: Sequence[Step] = (),
     along: Sequence[Along] = (),
@@ -128,20 +129,17 @@ def route(
     for its group. The caller holds the group lock. A failing strategy never fails the
     caller: the ticket then simply waits in the pool.
 
-    With `defer_notice`, the agent is not told inside this transaction: the returned ticket
-    carries `assignment_event_id`, and the caller calls `notices.send_assignment_notice` after
-    commit (the routing sweep backs it up), so rendering and writing the notice happen outside
-    the group lock.
-
     Every decision a group's strategy makes is recorded (RoutingDecision): what it saw,
     `trigger` (why routing ran: approval, transfer, drain, reclaim, decline, overflow,
     escalation) and the outcome. An assignment is one statement: the ticket's transition
-    with its audit record, the round-robin cursor, the decision and the assignment event.
+    with its audit record, the round-robin cursor, the decision, the assignment event and the
+    agent's notice (inbox message and outbox deliveries, rendered for them before the
+    statement), so the agent is told exactly when, and only if, the assignment commits.
 
     `before` and `along` go into that statement (ticketing.transitions): an approval routes
     the ticket it approves, so `ticket` is still submitted and being approved — approved,
     its SLA rows written and routed by one compare-and-set, under the group lock."""
-    handler_id, pick_ms, members = None, None, None
+    handler_id, pick_ms, members, readers = None, None, None, None
     cursor = group.last_assign_index if group is not None else None
     if group is not None:
         # No savepoint (two more statements under the lock): a strategy's own failure (Redis
@@ -151,6 +149,7 @@ def route(
         try:
             pick = pick_handler(group=group, ticket_id=ticket.pk, now=now, exclude=exclude)
             handler_id, pick_ms, members = pick.chosen, pick.pick_ms, pick.members
+            readers = pick.readers
         except Exception:
             if _transaction_failed():
                 raise
@@ -185,7 +184,14 @@ def route(
         pick_ms,
         overflowed,
         bool(exclude),
-        not defer_notice,
+        True,  # notified: the notice goes with it
+    ]
+    notice = _notice(ticket, group, handler_id, now, readers)
+    notice_alongs = [
+        Along(name, sql, params, columns=columns)
+        for name, sql, params, columns in (
+            notice.statements("notice", when="EXISTS (SELECT 1 FROM upd)") if notice else ()
+        )
     ]
     ticket, read = apply_transition_along(
         ticket_id=ticket.pk,
@@ -209,17 +215,35 @@ def route(
                 _decision_values(group, trigger, outcome, handler_id, members, now),
             ),
             Along("event", EVENT_ALONG_SQL, event, columns=["id"]),
+            *notice_alongs,
         ],
     )
-    (event_id,) = read["event"]
     ticket.handler_group = group
+    if notice is not None:
+        (sent,) = read["notice_sent"]
+        delivered = read.get("notice_delivered")
+        notice.written(sent, delivered[0] if delivered else None)
     if group.offer_timeout_seconds:
         schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
-    if defer_notice:
-        ticket.assignment_event_id = event_id
-    else:
-        tell_agent(ticket, group)
     return ticket
+
+
+def _notice(ticket: Ticket, group: HandlerGroup, handler_id: int, now: datetime, readers):
+    """The agent's assignment notice, rendered for them (notifications.sending.compose), or
+    None: nothing to write (the template disabled) or a template that cannot render (logged
+    and counted by compose; the assignment must not fail for it)."""
+    template_code, message = notify.assignment_message(
+        ticket, group=group, handler_id=handler_id, assigned_time=now
+    )
+    try:
+        return sending.compose(
+            template_code=template_code, message=message, now=now, readers=readers
+        )
+    except TemplateError:
+        logger.warning(
+            "notification not sent", extra={"ticket_id": ticket.pk, "template": template_code}
+        )
+        return None
 
 
 def _queue(
@@ -318,7 +342,7 @@ def _decision_values(group, trigger, outcome, chosen_id, members, now) -> list:
         group.assign_strategy,
         str(outcome),
         chosen_id,
-        json.dumps(members or []),
+        orjson.dumps(members or []).decode(),
         now,
     ]
 
@@ -326,14 +350,6 @@ def _decision_values(group, trigger, outcome, chosen_id, members, now) -> list:
 def _transaction_failed() -> bool:
     raw = connection.connection
     return raw is not None and raw.info.transaction_status == TransactionStatus.INERROR
-
-
-def tell_agent(ticket: Ticket, group: HandlerGroup) -> None:
-    """The assignment notice: an offer (with its deadline) in groups that make offers."""
-    if group.offer_timeout_seconds:
-        notify.offered(ticket, group.offer_timeout_seconds)
-    else:
-        notify.assigned(ticket)
 
 
 def schedule_offer_timeout(*, ticket: Ticket, seconds: int) -> None:

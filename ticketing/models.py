@@ -52,11 +52,14 @@ class Ticket(models.Model):
         verbose_name=_("priority"), choices=Priority.choices, default=Priority.MEDIUM
     )
     category = models.CharField(verbose_name=_("category"), max_length=50, blank=True, default="")
+    # No index of its own on creator or handler: ticket_creator_idx and ticket_handler_idx
+    # lead with them. Every status change of a ticket writes an entry in each of its indexes.
     creator = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         verbose_name=_("creator"),
         on_delete=models.PROTECT,
         related_name="created_tickets",
+        db_index=False,
     )
     handler_group = models.ForeignKey(
         "handler_groups.HandlerGroup",
@@ -73,6 +76,7 @@ class Ticket(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="handled_tickets",
+        db_index=False,
     )
     process_status = models.PositiveSmallIntegerField(
         verbose_name=_("process status"),

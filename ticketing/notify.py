@@ -3,51 +3,96 @@ dedupe key naming the event, inside the caller's transaction. A template problem
 and counted by send) must not undo the ticket change that triggered it."""
 
 import logging
+from datetime import UTC, datetime
 
 from django.utils.translation import gettext_lazy as _
 
 from notifications.rendering import TemplateError
-from notifications.sending import send
+from notifications.sending import Message, send
 
 from .models import ReplyType, Ticket, TicketReply
 
 logger = logging.getLogger(__name__)
 
 
-def _params(ticket: Ticket, **extra) -> dict[str, object]:
+def _params(ticket: Ticket, handler_group=None, **extra) -> dict[str, object]:
+    """The parameters every ticket message has, the group's name from `handler_group` when
+    the caller holds it (else the ticket's), and `extra`."""
+    group = handler_group
+    if group is None and ticket.handler_group_id:
+        group = ticket.handler_group
     return {
         "billCode": ticket.bill_code,
         "title": ticket.title,
         "ticketId": ticket.pk,
         # Words, not data: lazily translated, so each recipient reads their language.
-        "group": ticket.handler_group.name if ticket.handler_group_id else _("no group"),
+        "group": group.name if group is not None else _("no group"),
         **extra,
     }
 
 
 def _send(*, recipients, template_code: str, ticket: Ticket, dedupe_key: str, **params) -> None:
-    try:
-        # send refuses a bad template before writing anything: no savepoint needed.
-        send(
+    _send_message(
+        template_code,
+        Message(
             recipients=recipients,
-            template_code=template_code,
             params=_params(ticket, **params),
             dedupe_key=dedupe_key,
             ticket_id=ticket.pk,
+        ),
+    )
+
+
+def _send_message(template_code: str, message: Message) -> None:
+    try:
+        # send refuses a bad template before writing anything: no savepoint needed.
+        send(
+            recipients=message.recipients,
+            template_code=template_code,
+            params=message.params,
+            dedupe_key=message.dedupe_key,
+            ticket_id=message.ticket_id,
         )
     except TemplateError:
         logger.warning(
-            "notification not sent", extra={"ticket_id": ticket.pk, "template": template_code}
+            "notification not sent",
+            extra={"ticket_id": message.ticket_id, "template": template_code},
         )
 
 
-def assigned(ticket: Ticket) -> None:
-    _send(
-        recipients=[ticket.handler_id],
-        template_code="ticket-assigned",
-        ticket=ticket,
-        dedupe_key=f"ticket:{ticket.pk}:assigned:{ticket.handler_id}:{ticket.assigned_time.isoformat()}",
+def assignment_message(
+    ticket: Ticket, *, group, handler_id: int, assigned_time: datetime
+) -> tuple[str, Message]:
+    """What tells an agent of an assignment to them by `group` at `assigned_time`: an offer
+    with its deadline in groups that make offers, else "assigned". The dedupe key names the
+    assignment (the agent and the instant, in UTC as the database returns it), so it is the
+    same whoever composes it."""
+    at = assigned_time.astimezone(UTC).isoformat()
+    if group is not None and group.offer_timeout_seconds:
+        minutes = max(1, round(group.offer_timeout_seconds / 60))
+        return "ticket-offered", Message(
+            recipients=[handler_id],
+            params=_params(ticket, group, minutes=minutes),
+            dedupe_key=f"ticket:{ticket.pk}:offered:{handler_id}:{at}",
+            ticket_id=ticket.pk,
+        )
+    return "ticket-assigned", Message(
+        recipients=[handler_id],
+        params=_params(ticket, group),
+        dedupe_key=f"ticket:{ticket.pk}:assigned:{handler_id}:{at}",
+        ticket_id=ticket.pk,
     )
+
+
+def assigned(ticket: Ticket) -> None:
+    """The handler's inbox confirms what they took (self-assignment) or were given."""
+    template_code, message = assignment_message(
+        ticket,
+        group=None,
+        handler_id=ticket.handler_id,
+        assigned_time=ticket.assigned_time,
+    )
+    _send_message(template_code, message)
 
 
 def replied(ticket: Ticket, reply: TicketReply) -> None:
@@ -90,14 +135,12 @@ def rejected(ticket: Ticket, reason: str) -> None:
     )
 
 
-def offered(ticket: Ticket, timeout_seconds: int) -> None:
-    _send(
-        recipients=[ticket.handler_id],
-        template_code="ticket-offered",
-        ticket=ticket,
-        dedupe_key=f"ticket:{ticket.pk}:offered:{ticket.handler_id}:{ticket.assigned_time.isoformat()}",
-        minutes=max(1, round(timeout_seconds / 60)),
+def told_of_assignment(ticket: Ticket, group) -> None:
+    """The assignment notice (assignment_message) of the ticket's current assignment."""
+    template_code, message = assignment_message(
+        ticket, group=group, handler_id=ticket.handler_id, assigned_time=ticket.assigned_time
     )
+    _send_message(template_code, message)
 
 
 def reclaimed(ticket: Ticket, handler_id: int, assigned_time) -> None:

@@ -15,7 +15,6 @@ from config.db import prepared_cursor
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
-from routing.notices import send_assignment_notice
 from routing.offers import decline_offer, offer_answered
 from routing.route import lock_ticket_and_group, route
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
@@ -75,7 +74,8 @@ def ticket_submit(
 
 
 APPROVAL_INPUTS_SQL = (
-    "SELECT handler_group_id, submitted_time, priority, category, process_status "
+    "SELECT handler_group_id, submitted_time, priority, category, process_status, "
+    "bill_code, title "
     f"FROM {Ticket._meta.db_table} WHERE id = %s"
 )
 
@@ -84,7 +84,8 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
     """Approve, start the SLA clocks and route the ticket, all in one transaction of four
     statements: what the clocks start from; the ticket's and the group's locks; the member
     figures; one compare-and-set that approves and assigns (or puts in the pool), with both
-    audit records, the clocks' rows, the cursor, the decision and the assignment event."""
+    audit records, the clocks' rows, the cursor, the decision, the assignment event and the
+    agent's notice."""
     now = now or timezone.now()
     with transaction.atomic():
         # What the SLA clocks start from (fields an approving ticket cannot change under us),
@@ -94,11 +95,13 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
             row = cursor.fetchone()
         if row is None:
             raise Ticket.DoesNotExist("Ticket matching query does not exist.")
-        group_id, submitted_time, priority, category, process_status = row
+        group_id, submitted_time, priority, category, process_status, bill_code, title = row
         if process_status not in lifecycle.APPROVE.sources:
             raise IllegalTransition(lifecycle.APPROVE, process_status)
         submitted = Ticket(
             pk=ticket_id,
+            bill_code=bill_code,
+            title=title,
             handler_group_id=group_id,
             submitted_time=submitted_time,
             priority=priority,
@@ -118,18 +121,9 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
             group=group,
             actor_id=approver.pk,
             now=now,
-            defer_notice=True,
             before=[approve],
             along=clocks.along,
         )
-    # The agent is told once the lock is released; should that fail, the routing sweep tells
-    # them (the approval itself has committed and stands).
-    event_id = getattr(ticket, "assignment_event_id", None)
-    if event_id is not None:
-        try:
-            send_assignment_notice(event_id=event_id, ticket=ticket, group=ticket.handler_group)
-        except Exception:
-            logger.exception("assignment notice deferred to the sweep", extra={"event": event_id})
     return ticket
 
 

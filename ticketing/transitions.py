@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -202,6 +202,55 @@ def _ticket_attnames() -> list[str]:
     return [f.attname for f in Ticket._meta.concrete_fields]
 
 
+@lru_cache(maxsize=256)
+def _cas_sql(
+    where_sql: str,
+    fields: tuple[str, ...],
+    columns: tuple[str, ...],
+    audit_count: int,
+    alongs: tuple[tuple[str, str, tuple[str, ...]], ...],
+) -> str:
+    """The compare-and-set's SQL for one shape of transition (see _compare_and_set): the same
+    few shapes come again and again, and each is built once."""
+    meta = Ticket._meta
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
+    returning, _ = _ticket_columns()
+    previous = [
+        f"{table}.{quote(meta.get_field(name).column)} AS previous_{i}"
+        for i, name in enumerate(fields)
+    ]
+    previous_out = ", ".join(f"old.previous_{i}" for i in range(len(fields)))
+    from_status = (
+        "upd.previous_0"
+        if len(fields) == 1
+        else "CASE s.ord "
+        + " ".join(f"WHEN {i} THEN upd.previous_{i}" for i in range(len(fields)))
+        + " END"
+    )
+    rows = ", ".join(f"({i}, %s, %s::smallint, %s::jsonb)" for i in range(audit_count))
+    records = quote(TicketRecord._meta.db_table)
+    sql = (
+        f"WITH old AS (SELECT {table}.id, {', '.join(previous)} FROM {table} "
+        f"WHERE {where_sql} FOR UPDATE), "
+        f"upd AS (UPDATE {table} SET {assignments} FROM old "
+        f"WHERE {table}.id = old.id RETURNING {previous_out}, {returning}), "
+        f"rec AS (INSERT INTO {records} "
+        f"(ticket_id, action, actor_id, from_status, to_status, created, detail) "
+        f"SELECT upd.id, s.action, %s::bigint, {from_status}, s.to_status, %s::timestamptz, "
+        f"s.detail FROM upd, (VALUES {rows}) AS s(ord, action, to_status, detail) "
+        f"ORDER BY s.ord)"
+    )
+    read_back, joins = [], []
+    for name, along_sql, along_columns in alongs:
+        sql += f", {name} AS ({along_sql})"
+        if along_columns:
+            read_back.extend(f"{name}.{column}" for column in along_columns)
+            joins.append(f" LEFT JOIN {name} ON true")
+    return sql + f" SELECT {', '.join(['upd.*', *read_back])} FROM upd{''.join(joins)}"
+
+
 def _compare_and_set(
     where_sql: str,
     where_params: list,
@@ -230,56 +279,28 @@ def _compare_and_set(
     records are written in step order (their ids follow it: the trail is read by id)."""
     db = connections[DEFAULT_DB_ALIAS]  # the connection itself, not the per-access proxy
     meta = Ticket._meta
-    quote = db.ops.quote_name
-    table = quote(meta.db_table)
-    assignments, set_params = [], []
+    columns, set_params = [], []
     for name, value in updates.items():
         model_field = meta.get_field(name)
         if isinstance(value, Model):
             value = value.pk
-        assignments.append(f"{quote(model_field.column)} = %s")
+        columns.append(model_field.column)
         set_params.append(model_field.get_db_prep_save(value, db))
-    returning, converters = _ticket_columns()
-    previous = [
-        f"{table}.{quote(meta.get_field(name).column)} AS previous_{i}"
-        for i, name in enumerate(fields)
-    ]
-    previous_out = ", ".join(f"old.previous_{i}" for i in range(len(fields)))
-    from_status = (
-        "upd.previous_0"
-        if len(fields) == 1
-        else "CASE s.ord "
-        + " ".join(f"WHEN {i} THEN upd.previous_{i}" for i in range(len(fields)))
-        + " END"
-    )
-    rows = ", ".join(f"({i}, %s, %s::smallint, %s::jsonb)" for i in range(len(audits)))
-    records = quote(TicketRecord._meta.db_table)
-    sql = (
-        f"WITH old AS (SELECT {table}.id, {', '.join(previous)} FROM {table} "
-        f"WHERE {where_sql} FOR UPDATE), "
-        f"upd AS (UPDATE {table} SET {', '.join(assignments)} FROM old "
-        f"WHERE {table}.id = old.id RETURNING {previous_out}, {returning}), "
-        f"rec AS (INSERT INTO {records} "
-        f"(ticket_id, action, actor_id, from_status, to_status, created, detail) "
-        f"SELECT upd.id, s.action, %s::bigint, {from_status}, s.to_status, %s::timestamptz, "
-        f"s.detail FROM upd, (VALUES {rows}) AS s(ord, action, to_status, detail) "
-        f"ORDER BY s.ord)"
+    sql = _cas_sql(
+        where_sql,
+        tuple(fields),
+        tuple(columns),
+        len(audits),
+        tuple((a.name, a.sql, tuple(a.columns)) for a in along),
     )
     audit_params = [*audit_by, *(value for audit in audits for value in audit)]
-    along_params: list = []
-    read_back, joins = [], []
-    for statement in along:
-        sql += f", {statement.name} AS ({statement.sql})"
-        along_params.extend(statement.params)
-        if statement.columns:
-            read_back.extend(f"{statement.name}.{column}" for column in statement.columns)
-            joins.append(f" LEFT JOIN {statement.name} ON true")
-    sql += f" SELECT {', '.join(['upd.*', *read_back])} FROM upd{''.join(joins)}"
+    along_params = [param for statement in along for param in statement.params]
     with prepared_cursor() as cursor:
         cursor.execute(sql, [*where_params, *set_params, *audit_params, *along_params])
         row = cursor.fetchone()
     if row is None:
         return None
+    _, converters = _ticket_columns()
     values = []
     start = len(fields)
     end = start + len(converters)
@@ -292,7 +313,7 @@ def _compare_and_set(
     for statement in along:
         if statement.columns:
             width = len(statement.columns)
-            columns = tuple(row[end : end + width])
-            read[statement.name] = None if all(c is None for c in columns) else columns
+            read_back = tuple(row[end : end + width])
+            read[statement.name] = None if all(c is None for c in read_back) else read_back
             end += width
     return ticket, read

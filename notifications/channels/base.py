@@ -1,7 +1,10 @@
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from notifications.models import Notification, OutboxDelivery
+    from collections.abc import Mapping
+
+    from accounts.preferences import Reader
+    from notifications.models import OutboxDelivery
 
 
 class PermanentDeliveryError(Exception):
@@ -19,9 +22,10 @@ class Channel(Protocol):
     # One delivery per event (a room: webhooks) rather than per recipient (a person: email).
     per_event: ClassVar[bool]
 
-    def targets(self, notifications: "list[Notification]") -> dict[int, list[str]]:
-        """Where each notification goes on this channel (addresses, webhook ids), by
-        notification id, for a whole batch at once."""
+    def targets(self, template_code: str, readers: "Mapping[int, Reader]") -> dict[int, list[str]]:
+        """Where a message of `template_code` to each of these recipients goes on this
+        channel (addresses, webhook ids), by recipient id; `readers` (accounts.preferences)
+        carries each recipient's address, so a channel need not read the people again."""
         ...
 
     def deliver(self, delivery: "OutboxDelivery") -> None:

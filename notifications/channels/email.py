@@ -11,16 +11,8 @@ from .registry import register
 class Email:
     """Through Django's email backend (console in `make run`, SMTP by settings)."""
 
-    def targets(self, notifications) -> dict[int, list[str]]:
-        from django.contrib.auth import get_user_model
-
-        emails = dict(
-            get_user_model()
-            .objects.filter(pk__in={n.recipient_id for n in notifications})
-            .exclude(email="")
-            .values_list("pk", "email")
-        )
-        return {n.pk: [emails[n.recipient_id]] for n in notifications if n.recipient_id in emails}
+    def targets(self, template_code, readers) -> dict[int, list[str]]:
+        return {user_id: [reader.email] for user_id, reader in readers.items() if reader.email}
 
     def deliver(self, delivery) -> None:
         notification = delivery.notification

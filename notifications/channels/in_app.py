@@ -5,7 +5,7 @@ from .registry import register
 class InApp:
     """The inbox row is the delivery: nothing leaves the database."""
 
-    def targets(self, notifications) -> dict[int, list[str]]:
+    def targets(self, template_code, readers) -> dict[int, list[str]]:
         return {}
 
     def deliver(self, delivery) -> None:  # pragma: no cover - never has outbox rows

@@ -4,10 +4,14 @@ import json
 
 import requests
 
+from config.memo import ProcessMemo
 from notifications.models import Webhook as WebhookModel
 
 from .base import PermanentDeliveryError, TransientDeliveryError
 from .registry import register
+
+# Read on every send of a webhook-channel template, changed rarely (config/memo.py).
+_enabled_hooks = ProcessMemo("webhooks").clear_on_change(WebhookModel)
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -19,12 +23,12 @@ def sign(secret: str, body: bytes) -> str:
 class Webhook:
     """JSON POST with a timeout, an Idempotency-Key header and an HMAC signature header."""
 
-    def targets(self, notifications) -> dict[int, list[str]]:
-        hooks = list(WebhookModel.objects.filter(enabled=True))
-        return {
-            n.pk: [str(h.pk) for h in hooks if h.subscribes_to(n.template_code)]
-            for n in notifications
-        }
+    def targets(self, template_code, readers) -> dict[int, list[str]]:
+        hooks = _enabled_hooks.get(
+            "enabled", lambda: list(WebhookModel.objects.filter(enabled=True))
+        )
+        subscribed = [str(h.pk) for h in hooks if h.subscribes_to(template_code)]
+        return dict.fromkeys(readers, subscribed) if subscribed else {}
 
     def deliver(self, delivery) -> None:
         hook = WebhookModel.objects.filter(pk=int(delivery.target), enabled=True).first()

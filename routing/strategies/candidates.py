@@ -1,5 +1,6 @@
 """Member rows for routing in one query: account, presence, load, offers, today's count,
-last assignment and capacity of every member of a group."""
+last assignment and capacity of every member of a group, and how to write to them (the
+chosen member's assignment notice is written in the assignment's own statement)."""
 
 from datetime import datetime
 from functools import cache
@@ -8,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
+from accounts.preferences import PROFILE_TABLE, READER_COLUMNS, reader_from
 from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
 from ticketing.models import ACTIVE_STATUSES, TicketStatus
@@ -27,9 +29,11 @@ SELECT u.id, u.is_active, p.state, p.online_since, p.idle_since,
        COALESCE(f.last_today, (SELECT max(t.assigned_time) FROM oa_ticket_bill t
                                 WHERE t.handler_id = u.id)) AS last_assigned,
        c.max_active AS own_cap,
-       u.username
+       u.username,
+       {reader_columns}
 FROM {users} u
 LEFT JOIN oa_agent_presence p ON p.user_id = u.id
+LEFT JOIN {profiles} pr ON pr.user_id = u.id
 LEFT JOIN oa_handler_member_capacity c ON c.group_id = %(group)s AND c.user_id = u.id
 CROSS JOIN LATERAL (
     SELECT count(*) FILTER (WHERE t.ticket_status = ANY(%(active)s)) AS active,
@@ -49,7 +53,11 @@ WHERE u.id = ANY(%(ids)s)
 
 @cache
 def _member_rows_sql() -> str:
-    return MEMBER_ROWS_SQL.format(users=connection.ops.quote_name(get_user_model()._meta.db_table))
+    return MEMBER_ROWS_SQL.format(
+        users=connection.ops.quote_name(get_user_model()._meta.db_table),
+        profiles=PROFILE_TABLE,
+        reader_columns=READER_COLUMNS,
+    )
 
 
 def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) -> list[MemberRow]:
@@ -86,6 +94,7 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
             last,
             own_cap,
             username,
+            *reader,
         ) = row
         rows.append(
             MemberRow(
@@ -100,6 +109,7 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
                 last_assigned=last,
                 max_active=own_cap if own_cap is not None else group.max_active,
                 username=username,
+                reader=reader_from(*reader),
             )
         )
     return rows

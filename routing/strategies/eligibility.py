@@ -4,6 +4,10 @@ gets its candidates from here (round robin, least load, online priority, longest
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accounts.preferences import Reader
 
 # Why a member is not eligible (a routing decision stores one per member; None: eligible).
 INACTIVE = "inactive"
@@ -30,6 +34,7 @@ class MemberRow:
     last_assigned: datetime | None
     max_active: int | None  # None: no limit
     username: str = ""
+    reader: "Reader | None" = None  # how to write to them (accounts.preferences)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 import logging
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from prometheus_client import Histogram
@@ -32,6 +32,8 @@ class Pick:
     chosen: int | None
     pick_ms: float
     members: list[dict] | None
+    # How to write to the chosen member, when the member figures said (their notice).
+    readers: dict = field(default_factory=dict)
 
 
 def pick_handler(
@@ -68,7 +70,8 @@ def pick_handler(
     elapsed = time.perf_counter() - started
     PICK_SECONDS.labels(strategy.label).observe(elapsed)
     members = [seen(row, reasons[row.user_id], group.requires_presence) for row in rows]
-    return Pick(chosen, elapsed * 1000, members)
+    reader = ctx.rows[chosen].reader if chosen in ctx.rows else None
+    return Pick(chosen, elapsed * 1000, members, {chosen: reader} if reader else {})
 
 
 def seen(row: MemberRow, reason: str | None, requires_presence: bool) -> dict:

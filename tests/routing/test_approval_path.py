@@ -8,6 +8,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts.models import Profile
+from notifications import sending
+from notifications.models import Notification, OutboxDelivery
+from notifications.sending import _templates
+from routing import notices
 from routing import route as route_module
 from routing.models import AssignmentEvent, RoutingDecision
 from routing.strategies.candidates import member_rows
@@ -28,25 +33,30 @@ def submit(group, applicant, **kwargs):
 
 @pytest.mark.django_db
 def test_an_approval_is_four_statements_and_one_compare_and_set_writes_everything(
-    applicant, approver, monkeypatch, settings, request
+    applicant, approver, monkeypatch, settings, request, django_capture_on_commit_callbacks
 ):
-    settings.REFERENCE_CACHE_SECONDS = 60  # the SLA rules memoised, as in production
-    _enabled_rules.clear()
-    request.addfinalizer(_enabled_rules.clear)
-    agents = [UserFactory(username=f"a{i}") for i in range(3)]
+    settings.REFERENCE_CACHE_SECONDS = 60  # rules and templates memoised, as in production
+    for memo in (_enabled_rules, _templates):
+        memo.clear()
+        request.addfinalizer(memo.clear)
+    agents = [UserFactory(username=f"a{i}", email=f"a{i}@example.com") for i in range(3)]
+    Profile.objects.create(user=agents[1], language="zh-hans", time_zone="Asia/Shanghai")
     group = HandlerGroupFactory(members=agents, assign_strategy=1)
     services.ticket_approve(ticket_id=submit(group, applicant).pk, approver=approver)  # to a0
     ticket = submit(group, applicant)
-    monkeypatch.setattr(services, "send_assignment_notice", lambda **kwargs: None)
+    enqueued = []
+    monkeypatch.setattr(sending, "enqueue_deliveries", enqueued.extend)
     with CaptureQueriesContext(connection) as queries:
-        approved = services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+        with django_capture_on_commit_callbacks(execute=True):
+            approved = services.ticket_approve(ticket_id=ticket.pk, approver=approver)
     statements = [
         q["sql"]
         for q in queries.captured_queries
         if q["sql"].split()[0] not in ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE")
     ]
-    # What the clocks start from; the ticket's and the group's locks; the member figures; the
-    # compare-and-set with the audit records, the clocks, the cursor, the decision, the event.
+    # What the clocks start from; the ticket's and the group's locks; the member figures (and
+    # how to write to them); the compare-and-set with the audit records, the clocks, the
+    # cursor, the decision, the event and the agent's notice with its e-mail delivery.
     assert len(statements) == 4, statements
     assert approved.handler_id == agents[1].pk
     assert approved.ticket_status == TicketStatus.PENDING_PROCESS
@@ -64,10 +74,26 @@ def test_an_approval_is_four_statements_and_one_compare_and_set_writes_everythin
     assert (event.user_id, event.created, event.notified) == (
         agents[1].pk,
         approved.assigned_time,
-        False,
+        True,
     )
     group.refresh_from_db()
     assert group.last_assign_index == 1
+    # The notice, in the agent's language, and its e-mail delivery, enqueued after commit.
+    (notice,) = Notification.objects.filter(ticket_id=ticket.pk)
+    assert (notice.recipient_id, notice.template_code) == (agents[1].pk, "ticket-assigned")
+    assert notice.title == f"工单 {ticket.bill_code} 已分配给你", notice.title
+    assert notice.dedupe_key == (
+        f"ticket:{ticket.pk}:assigned:{agents[1].pk}:{approved.assigned_time.isoformat()}"
+    )
+    (delivery,) = OutboxDelivery.objects.filter(notification=notice)
+    assert (delivery.channel, delivery.target, delivery.status) == (
+        "email",
+        "a1@example.com",
+        "pending",
+    )
+    assert enqueued == [delivery.pk]
+    # Exactly once: the sweep finds nothing left to tell.
+    assert notices.notice_sweep(now=approved.assigned_time + timedelta(minutes=5)) == 0
 
 
 @pytest.mark.django_db
@@ -100,6 +126,7 @@ def test_of_two_approvers_at_once_one_approves_and_routes(applicant):
     assert TicketRecord.objects.filter(ticket_id=ticket.pk, action="approve").count() == 1
     assert AssignmentEvent.objects.filter(ticket_id=ticket.pk).count() == 1
     assert RoutingDecision.objects.filter(ticket_id=ticket.pk).count() == 1
+    assert Notification.objects.filter(ticket_id=ticket.pk).count() == 1
     assert SlaEvent.objects.filter(ticket_id=ticket.pk).count() == 4
     group.refresh_from_db()
     assert group.last_assign_index == 0

@@ -1,16 +1,20 @@
-"""An approval tells the assigned agent after its transaction commits, outside the group lock —
-exactly once, with the routing sweep as the backstop when the process dies in between."""
+"""An assignment tells its agent in its own statement: the notice commits with it or not at
+all, exactly once; the routing sweep tells of events a version that notified after commit
+left unnotified."""
 
 from datetime import timedelta
 
 import pytest
+from django.db import ProgrammingError
 from django.utils import timezone
 
-from notifications.models import Notification
+from notifications import sending
+from notifications.models import Notification, NotifyTemplate
 from routing import notices
 from routing.models import AssignmentEvent
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
 from ticketing import services
+from ticketing.models import ProcessStatus, TicketStatus
 
 
 @pytest.fixture
@@ -25,7 +29,7 @@ def submit(group, applicant):
     )
 
 
-def test_an_approval_tells_the_agent_once_after_commit(team):
+def test_an_approval_tells_the_agent_once_in_the_assignments_own_statement(team):
     agents, group = team
     ticket = services.ticket_approve(
         ticket_id=submit(group, UserFactory()).pk, approver=ApproverFactory()
@@ -39,20 +43,20 @@ def test_an_approval_tells_the_agent_once_after_commit(team):
     assert notes.count() == 1
 
 
-def test_a_notice_lost_after_commit_is_sent_by_the_sweep_exactly_once(team, monkeypatch):
+def unnotified(ticket):
+    """What a version that told the agent after commit left when its process died in
+    between: the assignment committed, its event unnotified, no notice."""
+    Notification.objects.filter(ticket_id=ticket.pk).delete()
+    AssignmentEvent.objects.filter(ticket_id=ticket.pk).update(notified=False)
+    return AssignmentEvent.objects.get(ticket_id=ticket.pk)
+
+
+def test_an_event_left_unnotified_is_told_by_the_sweep_exactly_once(team):
     agents, group = team
-
-    def crash(**kwargs):
-        raise RuntimeError("process died between commit and notice")
-
-    monkeypatch.setattr(services, "send_assignment_notice", crash)
     ticket = services.ticket_approve(
         ticket_id=submit(group, UserFactory()).pk, approver=ApproverFactory()
     )
-    assert ticket.handler_id is not None  # the approval stands
-    event = AssignmentEvent.objects.get(ticket_id=ticket.pk)
-    assert not event.notified
-    assert not Notification.objects.filter(ticket_id=ticket.pk).exists()
+    event = unnotified(ticket)
     # Not yet: a notice on its way after commit gets a grace period.
     assert notices.notice_sweep(now=event.created + timedelta(seconds=5)) == 0
     later = event.created + timedelta(seconds=30)
@@ -62,25 +66,61 @@ def test_a_notice_lost_after_commit_is_sent_by_the_sweep_exactly_once(team, monk
     assert [n.template_code for n in notes] == ["ticket-assigned"]
 
 
-def test_a_stale_notice_is_not_sent_when_the_ticket_moved_on(team, monkeypatch):
+def test_a_notice_that_cannot_be_written_takes_the_assignment_with_it(team, monkeypatch):
+    """The notice is part of the assignment's statement: if writing it fails, nothing of the
+    approval stays (no assignment without its notice, no notice without its assignment)."""
     agents, group = team
-    monkeypatch.setattr(services, "send_assignment_notice", lambda **kwargs: None)
+    ticket = submit(group, UserFactory())
+    original = sending.Composed.statements
+
+    def broken(self, name="notice", *, when="true"):
+        parts = original(self, name, when=when)
+        return [
+            (n, sql.replace("oa_notification", "oa_no_such_table"), p, c) for n, sql, p, c in parts
+        ]
+
+    monkeypatch.setattr(sending.Composed, "statements", broken)
+    with pytest.raises(ProgrammingError):
+        services.ticket_approve(ticket_id=ticket.pk, approver=ApproverFactory())
+    ticket.refresh_from_db()
+    assert (ticket.process_status, ticket.ticket_status, ticket.handler_id) == (
+        ProcessStatus.APPROVING,
+        TicketStatus.SUBMITTED,
+        None,
+    )
+    assert not AssignmentEvent.objects.filter(ticket_id=ticket.pk).exists()
+    assert not Notification.objects.filter(ticket_id=ticket.pk).exists()
+
+
+def test_a_template_that_cannot_render_never_fails_the_assignment(team):
+    agents, group = team
+    NotifyTemplate.objects.filter(code="ticket-assigned").update(content="{{missing}}")
+    ticket = services.ticket_approve(
+        ticket_id=submit(group, UserFactory()).pk, approver=ApproverFactory()
+    )
+    assert ticket.handler_id == agents[0].pk
+    assert AssignmentEvent.objects.get(ticket_id=ticket.pk).notified  # nothing left to tell
+    assert not Notification.objects.filter(ticket_id=ticket.pk).exists()
+
+
+def test_a_stale_notice_is_not_sent_when_the_ticket_moved_on(team):
+    agents, group = team
     ticket = services.ticket_approve(
         ticket_id=submit(group, UserFactory()).pk, approver=ApproverFactory()
     )
     services.ticket_accept(ticket_id=ticket.pk, handler=ticket.handler)
     services.ticket_complete(ticket_id=ticket.pk, handler=ticket.handler)
-    event = AssignmentEvent.objects.get(ticket_id=ticket.pk)
+    event = unnotified(ticket)
     # Still its handler, still the same assignment: the agent is told (late, but true).
     assert notices.send_assignment_notice(event_id=event.pk) is True
     other = services.ticket_approve(
         ticket_id=submit(group, UserFactory()).pk, approver=ApproverFactory()
     )
+    moved = unnotified(other)
     leader = UserFactory(username="lead")
     group.leader = leader
     group.save()
     services.ticket_transfer(ticket_id=other.pk, user=leader, handler_id=agents[0].pk)
-    moved = AssignmentEvent.objects.get(ticket_id=other.pk)
     assert notices.send_assignment_notice(event_id=moved.pk) is False
     assert (
         not Notification.objects.filter(
@@ -91,7 +131,7 @@ def test_a_stale_notice_is_not_sent_when_the_ticket_moved_on(team, monkeypatch):
     )
 
 
-def test_the_offer_notice_is_deferred_too(db):
+def test_the_offer_notice_goes_with_the_assignment_too(db):
     agent = UserFactory(username="solo")
     group = HandlerGroupFactory(members=[agent], assign_strategy=1, offer_timeout_seconds=120)
     ticket = services.ticket_approve(
