@@ -1,4 +1,4 @@
-"""Prepared statements for the hottest raw SQL (an approval's four statements, the member
+"""Prepared statements for the hottest raw SQL (an approval's statements, the member
 figures routing reads under the group lock, a notice's insert).
 
 Django binds parameters on the client and never prepares (psycopg's `prepare_threshold` is

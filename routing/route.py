@@ -1,13 +1,13 @@
 """Routing a ticket at the moment it needs a handler (approval, transfer to a group, drain,
 reclaim, overflow): the group's strategy picks, and the ticket is assigned or waits in its
 group's queue. The caller holds the group row lock, taken before ticket rows (an approval
-takes the ticket's first: `lock_ticket_and_group`).
+takes the ticket's first, by approving it, and then the group's: `lock_group`).
 
 May import: routing's strategies and models, ticketing's core (models, lifecycle, transitions,
 notify), handler_groups, notifications (the notice it writes with an assignment), config."""
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from functools import cache
 
@@ -23,7 +23,7 @@ from notifications import sending
 from notifications.rendering import TemplateError
 from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
-from ticketing.transitions import Along, Step, apply_transition_along
+from ticketing.transitions import Along, apply_transition_along
 
 from .models import AssignmentEvent, RoutingDecision
 from .strategies.service import pick_handler
@@ -61,33 +61,23 @@ CURSOR_ALONG_SQL = (
 )
 _GROUP_FIELDS = HandlerGroup._meta.concrete_fields
 _GROUP_ATTNAMES = [f.attname for f in _GROUP_FIELDS]
-# The ticket's row first, then its group's (the lateral join reads the group id from the
-# locked ticket): FOR UPDATE returns the rows as they are once locked, whatever the
-# statement's snapshot.
-LOCK_TICKET_AND_GROUP_SQL = (
-    f"WITH t AS (SELECT id, process_status, ticket_status, handler_group_id "
-    f"FROM {Ticket._meta.db_table} WHERE id = %s FOR UPDATE) "
-    f"SELECT t.process_status, t.ticket_status, "
-    f"{', '.join(f'g.{f.column}' for f in _GROUP_FIELDS)} "
-    f"FROM t LEFT JOIN LATERAL (SELECT * FROM {_GROUPS} WHERE id = t.handler_group_id "
-    "FOR UPDATE) g ON true"
+# FOR UPDATE returns the row as it is once locked, whatever the statement's snapshot.
+LOCK_GROUP_SQL = (
+    f"SELECT {', '.join(f.column for f in _GROUP_FIELDS)} FROM {_GROUPS} WHERE id = %s FOR UPDATE"
 )
 
 
-def lock_ticket_and_group(ticket_id: int) -> tuple[tuple[int, int], HandlerGroup | None]:
-    """Lock a ticket that is leaving approval and then its group (routing state: the
-    round-robin cursor, loads), in one statement; the ticket's (process_status,
-    ticket_status) as locked, and the group (None: no group). Ticket before group is safe
-    here: nobody who holds a group lock ever waits for a ticket that is only now leaving
-    approval."""
+def lock_group(group_id: int | None) -> HandlerGroup | None:
+    """Lock a group (its routing state: the round-robin cursor, loads) and read it; None
+    for no group. An approval calls it holding the ticket it has just approved: ticket
+    before group is safe there, as nobody who holds a group lock ever waits for a ticket
+    that is only now leaving approval."""
+    if group_id is None:
+        return None
     with prepared_cursor() as cursor:
-        cursor.execute(LOCK_TICKET_AND_GROUP_SQL, [ticket_id])
+        cursor.execute(LOCK_GROUP_SQL, [group_id])
         row = cursor.fetchone()
-    if row is None:
-        raise Ticket.DoesNotExist("Ticket matching query does not exist.")
-    statuses, group_row = (row[0], row[1]), row[2:]
-    group = None if group_row[0] is None else _group_from_row(group_row)
-    return statuses, group
+    return None if row is None else _group_from_row(row)
 
 
 def _group_from_row(row) -> HandlerGroup:
@@ -120,8 +110,6 @@ def route(
     exclude: Mapping[int, str] | Collection[int] = frozenset(),
     overflowed: bool = False,
     trigger: str = RoutingDecision.Trigger.APPROVAL,
-    before: Sequence[Step] = (),
-    along: Sequence[Along] = (),
 ) -> Ticket:
     """Put an approved ticket that is waiting for a handler (submitted or pending assign) in
     front of the group's strategy: picked → pending process (offered to the handler when the
@@ -134,11 +122,7 @@ def route(
     escalation) and the outcome. An assignment is one statement: the ticket's transition
     with its audit record, the round-robin cursor, the decision, the assignment event and the
     agent's notice (inbox message and outbox deliveries, rendered for them before the
-    statement), so the agent is told exactly when, and only if, the assignment commits.
-
-    `before` and `along` go into that statement (ticketing.transitions): an approval routes
-    the ticket it approves, so `ticket` is still submitted and being approved — approved,
-    its SLA rows written and routed by one compare-and-set, under the group lock."""
+    statement), so the agent is told exactly when, and only if, the assignment commits."""
     handler_id, pick_ms, members, readers = None, None, None, None
     cursor = group.last_assign_index if group is not None else None
     if group is not None:
@@ -168,8 +152,6 @@ def route(
             actor_id=actor_id,
             now=now,
             trigger=trigger,
-            before=before,
-            along=along,
         )
     outcome = (
         RoutingDecision.Outcome.OFFERED
@@ -205,9 +187,7 @@ def route(
             "queued_time": None,
         },
         detail={"handler_id": handler_id, "strategy": group.assign_strategy},
-        before=before,
         along=[
-            *along,
             *_cursor_along(group, moved),
             Along(
                 "decision",
@@ -255,12 +235,10 @@ def _queue(
     actor_id: int | None,
     now: datetime,
     trigger: str,
-    before: Sequence[Step],
-    along: Sequence[Along],
 ) -> Ticket:
     """Nobody picked: the ticket waits in the pool (a submitted ticket enters it), with the
     decision recorded when the group's strategy made one (`members` not None)."""
-    along = list(along)
+    along = []
     if members is not None:
         along += [
             *_cursor_along(group, moved),
@@ -279,19 +257,6 @@ def _queue(
             actor_id=actor_id,
             now=now,
             values={"queued_time": now},
-            before=before,
-            along=along,
-        )
-    elif before:
-        *first, last = before
-        ticket, _ = apply_transition_along(
-            ticket_id=ticket.pk,
-            transition=last.transition,
-            actor_id=actor_id,
-            now=now,
-            values=last.values,
-            detail=last.detail,
-            before=first,
             along=along,
         )
     elif members is not None:

@@ -16,13 +16,13 @@ from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
 from routing.offers import decline_offer, offer_answered
-from routing.route import lock_ticket_and_group, route
+from routing.route import lock_group, route
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
 
 from . import lifecycle, notify
 from .lifecycle import IllegalTransition
 from .models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
-from .transitions import Step, apply_transition, record
+from .transitions import apply_transition, apply_transition_along, record
 
 logger = logging.getLogger(__name__)
 
@@ -74,18 +74,18 @@ def ticket_submit(
 
 
 APPROVAL_INPUTS_SQL = (
-    "SELECT handler_group_id, submitted_time, priority, category, process_status, "
-    "bill_code, title "
+    "SELECT handler_group_id, submitted_time, priority, category, process_status "
     f"FROM {Ticket._meta.db_table} WHERE id = %s"
 )
 
 
 def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> Ticket:
-    """Approve, start the SLA clocks and route the ticket, all in one transaction of four
-    statements: what the clocks start from; the ticket's and the group's locks; the member
-    figures; one compare-and-set that approves and assigns (or puts in the pool), with both
-    audit records, the clocks' rows, the cursor, the decision, the assignment event and the
-    agent's notice."""
+    """Approve, start the SLA clocks and route the ticket, in one transaction of five
+    statements: what the clocks start from; the approval (a compare-and-set on the ticket
+    with its audit record and the clocks' rows); the group's lock; the member figures; one
+    compare-and-set that assigns (or puts in the pool) with its audit record, the cursor,
+    the decision, the assignment event and the agent's notice. The group lock is held for
+    the last three and the commit only."""
     now = now or timezone.now()
     with transaction.atomic():
         # What the SLA clocks start from (fields an approving ticket cannot change under us),
@@ -95,34 +95,34 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
             row = cursor.fetchone()
         if row is None:
             raise Ticket.DoesNotExist("Ticket matching query does not exist.")
-        group_id, submitted_time, priority, category, process_status, bill_code, title = row
+        group_id, submitted_time, priority, category, process_status = row
         if process_status not in lifecycle.APPROVE.sources:
             raise IllegalTransition(lifecycle.APPROVE, process_status)
         submitted = Ticket(
             pk=ticket_id,
-            bill_code=bill_code,
-            title=title,
             handler_group_id=group_id,
             submitted_time=submitted_time,
             priority=priority,
             category=category,
         )
         clocks = sla_start_clocks(ticket=submitted, now=now)
-        # The group lock serialises every routing decision of the group: held only for the
-        # member figures → pick → the one compare-and-set → commit. The ticket's row is
-        # locked just before it, and checked again, so that the strategy (longest idle's
-        # Redis pick) only ever runs for an approval that stands.
-        (process_status, submitted.ticket_status), group = lock_ticket_and_group(ticket_id)
-        if process_status not in lifecycle.APPROVE.sources:
-            raise IllegalTransition(lifecycle.APPROVE, process_status)
-        approve = Step(lifecycle.APPROVE, {"approved_time": now, **clocks.fields})
-        ticket = route(
-            ticket=submitted,
-            group=group,
+        # Approved, with its SLA rows, under the ticket's lock only: a stale approval stops
+        # here (IllegalTransition), before the strategy (longest idle's Redis pick) runs.
+        approved, _ = apply_transition_along(
+            ticket_id=ticket_id,
+            transition=lifecycle.APPROVE,
             actor_id=approver.pk,
             now=now,
-            before=[approve],
+            values={"approved_time": now, **clocks.fields},
             along=clocks.along,
+        )
+        # The group lock serialises every routing decision of the group: held only for the
+        # member figures → pick → the assignment's compare-and-set → commit.
+        ticket = route(
+            ticket=approved,
+            group=lock_group(approved.handler_group_id),
+            actor_id=approver.pk,
+            now=now,
         )
     return ticket
 

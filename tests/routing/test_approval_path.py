@@ -32,7 +32,7 @@ def submit(group, applicant, **kwargs):
 
 
 @pytest.mark.django_db
-def test_an_approval_is_four_statements_and_one_compare_and_set_writes_everything(
+def test_an_approval_is_five_statements_and_two_compare_and_sets_write_everything(
     applicant, approver, monkeypatch, settings, request, django_capture_on_commit_callbacks
 ):
     settings.REFERENCE_CACHE_SECONDS = 60  # rules and templates memoised, as in production
@@ -54,10 +54,12 @@ def test_an_approval_is_four_statements_and_one_compare_and_set_writes_everythin
         for q in queries.captured_queries
         if q["sql"].split()[0] not in ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE")
     ]
-    # What the clocks start from; the ticket's and the group's locks; the member figures (and
-    # how to write to them); the compare-and-set with the audit records, the clocks, the
-    # cursor, the decision, the event and the agent's notice with its e-mail delivery.
-    assert len(statements) == 4, statements
+    # What the clocks start from; the approval with its record, the clocks and the
+    # escalation events; the group's lock; the member figures (and how to write to them);
+    # the assignment with its record, the cursor, the decision, the event and the agent's
+    # notice with its e-mail delivery. Only the last three hold the group lock.
+    assert len(statements) == 5, statements
+    assert "FOR UPDATE" in statements[2] and "oa_ticket_handler_group" in statements[2]
     assert approved.handler_id == agents[1].pk
     assert approved.ticket_status == TicketStatus.PENDING_PROCESS
     assert approved.process_status == ProcessStatus.APPROVED
