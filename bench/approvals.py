@@ -1,7 +1,8 @@
 """Foundation benchmark.
 
-1. Approvals per second with 8 concurrent workers into a 20-member round-robin group, and the
-   spread of the members' shares (max - min; 0 or 1 means perfectly even), beside the ceiling
+1. Approvals per second with 8 concurrent workers into a 20-member round-robin group, the
+   spread of the members' shares (max - min; 0 or 1 means perfectly even) and the agents'
+   notices (one per ticket: exactly once), beside the ceiling
    PostgreSQL sets for the bare pattern a group-serialised approval needs (SELECT … FOR UPDATE
    on the group row + UPDATE + INSERT per transaction, 8 processes, raw psycopg) in the same
    run, and the ratio of the two.
@@ -111,13 +112,20 @@ def run_in_threads(approver_id: int, ids: list[int], workers: int) -> tuple[floa
 
 
 def _report(label: str, tickets: int, seconds: float, errors: int) -> None:
+    from notifications.models import Notification
     from ticketing.models import Ticket
 
     shares = Counter(Ticket.objects.values_list("handler_id", flat=True))
+    told = Counter(
+        Notification.objects.filter(template_code="ticket-assigned").values_list(
+            "ticket_id", flat=True
+        )
+    )
     print(
         f"  {label:<28} {tickets / seconds:6.0f} approvals/s ({seconds:6.2f} s), errors {errors}, "
         f"shares min {min(shares.values())} max {max(shares.values())} "
-        f"(spread {max(shares.values()) - min(shares.values())})"
+        f"(spread {max(shares.values()) - min(shares.values())}); notices {sum(told.values())} "
+        f"for {len(told)} tickets"
     )
 
 
@@ -217,7 +225,7 @@ def bench_one_approval(members: int, samples: int) -> None:
         locks = [
             i
             for i, (_, sql) in enumerate(statements)
-            if "FOR UPDATE" in sql and "oa_ticket_handler_group" in sql
+            if "UPDATE" in sql and "FROM oa_ticket_handler_group" in sql
         ]
         totals.append(len(statements))
         if locks:

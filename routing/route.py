@@ -61,9 +61,13 @@ CURSOR_ALONG_SQL = (
 )
 _GROUP_FIELDS = HandlerGroup._meta.concrete_fields
 _GROUP_ATTNAMES = [f.attname for f in _GROUP_FIELDS]
-# FOR UPDATE returns the row as it is once locked, whatever the statement's snapshot.
+# The row as it is once locked, whatever the statement's snapshot. FOR NO KEY UPDATE
+# serialises routing as FOR UPDATE does (the two conflict, and each with itself), but not the
+# foreign-key checks of rows that reference the group (FOR KEY SHARE): a ticket submitted
+# into the group never waits for an approval's routing.
 LOCK_GROUP_SQL = (
-    f"SELECT {', '.join(f.column for f in _GROUP_FIELDS)} FROM {_GROUPS} WHERE id = %s FOR UPDATE"
+    f"SELECT {', '.join(f.column for f in _GROUP_FIELDS)} FROM {_GROUPS} WHERE id = %s "
+    "FOR NO KEY UPDATE"
 )
 
 

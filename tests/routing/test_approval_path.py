@@ -1,10 +1,11 @@
 """The approval's own path through routing: what it writes in how many statements, that the
 strategy only runs for an approval that stands, and the member figures it reads."""
 
+import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -59,7 +60,7 @@ def test_an_approval_is_five_statements_and_two_compare_and_sets_write_everythin
     # the assignment with its record, the cursor, the decision, the event and the agent's
     # notice with its e-mail delivery. Only the last three hold the group lock.
     assert len(statements) == 5, statements
-    assert "FOR UPDATE" in statements[2] and "oa_ticket_handler_group" in statements[2]
+    assert statements[2].endswith("FROM oa_ticket_handler_group WHERE id = $1 FOR NO KEY UPDATE")
     assert approved.handler_id == agents[1].pk
     assert approved.ticket_status == TicketStatus.PENDING_PROCESS
     assert approved.process_status == ProcessStatus.APPROVED
@@ -156,3 +157,31 @@ def test_member_figures_count_today_and_find_an_assignment_before_today(applican
         1,
         now,
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submission_into_a_group_never_waits_for_its_routing_lock(applicant):
+    """The group lock serialises routing only: a ticket submitted into the group (whose
+    foreign key check reads the group row) goes through while an approval holds the lock."""
+    group = HandlerGroupFactory(members=[UserFactory(username="a0")], assign_strategy=1)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_routing_lock():
+        with transaction.atomic():
+            route_module.lock_group(group.pk)
+            locked.set()
+            release.wait(10)
+
+    def submit_meanwhile():
+        locked.wait(10)
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        try:
+            return submit(group, applicant)
+        finally:
+            release.set()
+
+    held, submitted = run_in_parallel([hold_the_routing_lock, submit_meanwhile])
+    assert held is None
+    assert isinstance(submitted, Ticket), submitted
+    assert Ticket.objects.filter(pk=submitted.pk, handler_group=group).exists()
