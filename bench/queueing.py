@@ -550,7 +550,7 @@ def stages(size: int, runs: int) -> None:
         mark()
         order = ranking.rank_persons(columns, levels, functools.partial(store.jump_lists, texts))
         mark()
-        store.append_jumps(order.appended_jumps, texts=texts)
+        store.append_jumps(order.appended_jumps, texts=texts, ranked=True)
         mark()
         rendered = orjson.dumps({"queue": ranked_persons(payloads, order)})
         mark()

@@ -18,7 +18,8 @@ class CanRankQueue(BasePermission):
             return False
         if user.is_staff:
             return True
-        # Service accounts are given the permission themselves: one query for the user's own
-        # permissions (those of an active user only, as has_perm reads them) decides for them on
-        # every request; has_perm, which reuses what it read and adds the groups', for the rest.
+        # A token's person comes with their permissions, their own and their groups', read with
+        # the token (accounts/auth.py): no query here. A browser session's: one query for the
+        # user's own (those of an active user only, as has_perm reads them) decides for a
+        # service account; has_perm, which reuses what it read and adds the groups', for the rest.
         return RANK_QUEUE in _model_backend.get_user_permissions(user) or user.has_perm(RANK_QUEUE)

@@ -413,17 +413,27 @@ def rank(
 # customer plus one per swap, with the order of everyone else unchanged.
 
 
-def rank_persons(
-    persons: Persons, rr_levels: Sequence[int], read_jump_lists: JumpListReader
-) -> Order:
-    """Steps 1-5 on a queue of distinct uids; `rr_levels` holds each person's RR level (by
-    index), `read_jump_lists` is called as by `rank`."""
-    count = len(persons.uid)
-    uids = persons.uid
-    unconfirmed = persons.not_confirm_num
+def rough_order(persons: Persons) -> tuple[list[float], list[int]]:
+    """Steps 1 and 2, which need no RR level: each person's rough score (by index) and the
+    queue in rough order."""
     scores = _rough_sort_scores(persons)
     # Step 2: sorted() is stable with reverse=True too, so ties keep the request order.
-    queue = sorted(range(count), key=scores.__getitem__, reverse=True)
+    return scores, sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+
+
+def rank_persons(
+    persons: Persons,
+    rr_levels: Sequence[int],
+    read_jump_lists: JumpListReader,
+    *,
+    rough: tuple[list[float], list[int]] | None = None,
+) -> Order:
+    """Steps 1-5 on a queue of distinct uids; `rr_levels` holds each person's RR level (by
+    index), `read_jump_lists` is called as by `rank`; `rough` is `rough_order(persons)` if the
+    caller has it already."""
+    uids = persons.uid
+    unconfirmed = persons.not_confirm_num
+    scores, queue = rough if rough is not None else rough_order(persons)
 
     rr = list(rr_levels)
     groups = [2 if level <= 5 else 1 for level in rr]

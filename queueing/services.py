@@ -98,13 +98,22 @@ def queue_rank_persons(
     caller's work overlaps Redis's), and its value is the outcome's `rendered`; should the
     append fail, it is called again with the degraded ranking, whose value replaces it."""
 
+    rough: list[tuple[list[float], list[int]]] = []  # steps 1 and 2, made while Redis reads
+
     def plain(rr_levels: list[int] | None, read_jump_lists: JumpListReader) -> Order:
         if rr_levels is None:  # degraded
             rr_levels = [ranking.RR_DEFAULT] * len(persons.uid)
-        return ranking.rank_persons(persons, rr_levels, read_jump_lists)
+        return ranking.rank_persons(
+            persons, rr_levels, read_jump_lists, rough=rough[0] if rough else None
+        )
 
     order, degraded, jumps_appended, rendered = _rank_with_redis(
-        persons, trace_id, record_jumps, plain, render
+        persons,
+        trace_id,
+        record_jumps,
+        plain,
+        render,
+        while_reading=lambda: rough.append(ranking.rough_order(persons)),
     )
     return PersonsOutcome(
         order=order,
@@ -121,11 +130,14 @@ def _rank_with_redis(
     record_jumps: bool,
     rank: Callable[[list[int] | None, JumpListReader], _Result],
     render: Callable[[_Result], _Rendered] | None = None,
+    *,
+    while_reading: Callable[[], None] | None = None,
 ) -> tuple[_Result, bool, int, _Rendered | None]:
     """`rank(rr_levels, read_jump_lists)` with Redis's RR levels (per person) and jump lists,
-    read in one round trip, the jumps appended, logged and measured; on Redis failing,
-    `rank(None, no lists)`, degraded. Returns the result, whether degraded, how many uids
-    were appended, and `render(result)` (made while the append runs)."""
+    read in one round trip (`while_reading()` is called while Redis reads), the jumps
+    appended, logged and measured; on Redis failing, `rank(None, no lists)`, degraded. Returns
+    the result, whether degraded, how many uids were appended, and `render(result)` (made
+    while the append runs)."""
     started = time.perf_counter()
     uids = persons.uid
     logger.info(
@@ -144,13 +156,20 @@ def _rank_with_redis(
     jumps_appended = 0
     rendered = None
     try:
-        rr_levels, texts = store.read_queue(uids)  # texts: the jump lists as read
+        reading = store.start_read_queue(uids)
+        if while_reading is not None:
+            try:
+                while_reading()
+            except BaseException:
+                reading.close()
+                raise
+        rr_levels, texts = reading.result()  # texts: the jump lists as read
         result = rank(rr_levels, functools.partial(store.jump_lists, texts))
         if render is None:
             if record_jumps:
-                jumps_appended = store.append_jumps(result.appended_jumps, texts=texts)
+                jumps_appended = store.append_jumps(result.appended_jumps, texts=texts, ranked=True)
         elif record_jumps:
-            pending = store.start_append_jumps(result.appended_jumps, texts=texts)
+            pending = store.start_append_jumps(result.appended_jumps, texts=texts, ranked=True)
             try:
                 rendered = render(result)
             except BaseException:

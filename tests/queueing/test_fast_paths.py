@@ -5,6 +5,7 @@ the field parsers, the endpoint's columns and the customers, one permission quer
 has_perm."""
 
 import copy
+import functools
 import json
 import math
 import random
@@ -286,6 +287,37 @@ def assert_appends_alike(stored, appended, change=None) -> None:
 )
 def test_appending_to_lists_as_read_stores_what_the_merge_stores(stored, appended):
     assert_appends_alike(stored, appended)
+
+
+def ranked_appends(persons: list[dict], cache: dict[str, str]):
+    """A ranking's appends (as the endpoint makes them, from the jump lists' texts) and the
+    texts."""
+    columns = ranking.Persons.of([customer(p) for p in persons])
+    texts = {}
+    for uid in columns.uid:
+        text = cache.get(f"lechat_jump_uids_{uid}")
+        texts[uid] = None if text is None else text.encode()
+    levels = [ranking.rr_level(cache.get(f"lechat_{uid}")) for uid in columns.uid]
+    order = ranking.rank_persons(columns, levels, functools.partial(store.jump_lists, texts))
+    return order.appended_jumps, texts
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(queues(max_size=40))
+def test_a_rankings_appends_are_sent_alike_without_a_second_look(queue_and_cache):
+    """`ranked=True` skips checking what the ranking made so (uids new to the list as read,
+    none twice): the script gets the same keys and arguments."""
+    appended, texts = ranked_appends(*queue_and_cache)
+    fast = store._append_arguments(appended, texts, "p:", ranked=True)
+    assert fast == store._append_arguments(appended, texts, "p:")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_long_rankings_appends_are_sent_alike_without_a_second_look(seed):
+    appended, texts = ranked_appends(*long_queue(seed))
+    assert appended
+    fast = store._append_arguments(appended, texts, "p:", ranked=True)
+    assert fast == store._append_arguments(appended, texts, "p:")
 
 
 def test_a_fresh_list_is_the_cjson_array_of_the_uids(queue_cache):

@@ -5,6 +5,7 @@ import threading
 import uuid
 
 import pytest
+import redis
 from redis.connection import AbstractConnection
 
 from queueing import ranking, services, store
@@ -258,3 +259,38 @@ def test_when_the_append_fails_the_ranking_is_rendered_again_degraded(queue_cach
     assert rendered == [[("vip", 1), ("low", 7)], [("low", 9), ("vip", 9)]]
     assert outcome.rendered == [("low", 9), ("vip", 9)]
     assert outcome.jumps_appended == 0
+
+
+def test_a_read_whose_connection_fails_is_sent_again(queue_cache, monkeypatch):
+    queue_cache.set_rr("a", "R2")
+    original = AbstractConnection.send_packed_command
+    failures = []
+
+    def send_packed_command(self, command, check_health=True):
+        if not failures and b"MGET" in b"".join(command):  # the connection breaks
+            failures.append(command)
+            raise redis.ConnectionError("Connection reset by peer")
+        return original(self, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", send_packed_command)
+    assert store.read_queue(["a"])[0] == [2]
+    assert len(failures) == 1
+
+
+def test_a_read_read_later_is_read_queue_and_a_closed_one_gives_its_connection_back(queue_cache):
+    queue_cache.set_rr("a", "R2")
+    queue_cache.set_jumps("b", ["x"])
+    assert store.start_read_queue(["a", "b"]).result() == ([2, 9], {"a": None, "b": b'["x"]'})
+    assert store.read_queue(["a", "b"]) == ([2, 9], {"a": None, "b": b'["x"]'})
+    client, _ = store._connection()
+    pending = store.start_read_queue(["a"])
+    in_use = len(client.connection_pool._in_use_connections)
+    pending.close()
+    assert len(client.connection_pool._in_use_connections) == in_use - 1
+
+
+def test_a_read_from_a_redis_that_is_down_is_unavailable(settings, closed_redis_url):
+    settings.QUEUEING_REDIS_URL = closed_redis_url
+    pending = store.start_read_queue(["a"])
+    with pytest.raises(store.Unavailable):
+        pending.result()
