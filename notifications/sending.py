@@ -1,7 +1,9 @@
 """Sending: one service, exactly once. `send` writes, in the caller's transaction, one inbox
 message per recipient and one outbox row per external delivery; a unique constraint on
 (recipient, dedupe_key) makes a replayed event harmless. The deliveries are enqueued after
-commit by the task's name (delivery.py performs them).
+commit by the task's name (delivery.py performs them). `compose` renders a send without
+writing it, for a caller that writes it inside its own statement (an assignment and its
+agent's notice: `Composed.statements`).
 
 Each recipient reads the message in their own language and time zone (accounts.preferences
 reader_settings): the template's translation for their language when there is one, else its
