@@ -5,7 +5,8 @@
    notices (one per ticket: exactly once), beside the ceiling
    PostgreSQL sets for the bare pattern a group-serialised approval needs (SELECT … FOR UPDATE
    on the group row + UPDATE + INSERT per transaction, 8 processes, raw psycopg) in the same
-   run, and the ratio of the two.
+   run, and the ratio of the two: --rounds (3) of the two one after the other, and the median
+   of the rounds' ratios (a shared machine's speed drifts within minutes).
 2. What one approval costs: statements in all and while the group lock is held, and the time
    the lock is held (median over sequential approvals, no contention).
 3. The pending-pool query's p50/p95 on 1,000,000 tickets with and without the pool index, as
@@ -242,17 +243,19 @@ def bench_one_approval(members: int, samples: int) -> None:
     )
 
 
-def bench_approvals(tickets: int, workers: int, members: int) -> float:
-    """8 concurrent workers as threads of one process (one Python interpreter: the GIL
-    serialises the Python part) and as separate processes (how web workers really run)."""
-    import multiprocessing
-
-    from django.db import connections
-
-    print(f"approvals: {tickets} tickets, {workers} concurrent workers, {members}-member RR group")
+def bench_threads(tickets: int, workers: int, members: int) -> None:
+    """The workers as threads of one process (one Python interpreter: the GIL serialises
+    the Python part)."""
     approver, ids = _prepare(tickets, members)
     seconds, errors = run_in_threads(approver.pk, ids, workers)
     _report("threads in one process:", tickets, seconds, errors)
+
+
+def bench_approvals(tickets: int, workers: int, members: int) -> float:
+    """The workers as separate processes (how web workers really run); approvals/s."""
+    import multiprocessing
+
+    from django.db import connections
 
     approver, ids = _prepare(tickets, members)
     chunks = [ids[i::workers] for i in range(workers)]
@@ -365,13 +368,32 @@ def main() -> None:
     parser.add_argument("--pool-runs", type=int, default=100)
     parser.add_argument("--bare-transactions", type=int, default=8000)
     parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     setup_django()
-    approvals_per_second = bench_approvals(args.tickets, args.workers, args.members)
-    ceiling = bench_bare_ceiling(args.workers, args.bare_transactions)
     print(
-        f"  bare pattern ceiling ({args.workers} processes, raw psycopg): {ceiling:6.0f} tx/s; "
-        f"approvals reach {approvals_per_second / ceiling:.0%} of it"
+        f"approvals: {args.tickets} tickets, {args.workers} concurrent workers, "
+        f"{args.members}-member RR group; {args.rounds} rounds of approvals and the bare "
+        "pattern one after the other (a shared machine's speed drifts: each round's ratio is "
+        "measured within minutes)"
+    )
+    bench_threads(args.tickets, args.workers, args.members)
+    ratios, rates, ceilings = [], [], []
+    for round_number in range(1, args.rounds + 1):
+        approvals_per_second = bench_approvals(args.tickets, args.workers, args.members)
+        ceiling = bench_bare_ceiling(args.workers, args.bare_transactions)
+        rates.append(approvals_per_second)
+        ceilings.append(ceiling)
+        ratios.append(approvals_per_second / ceiling)
+        print(
+            f"  round {round_number}/{args.rounds}: bare pattern ceiling ({args.workers} "
+            f"processes, raw psycopg) {ceiling:6.0f} tx/s; approvals reach {ratios[-1]:.0%} of it",
+            flush=True,
+        )
+    print(
+        f"  median of {args.rounds} rounds: {statistics.median(rates):.0f} approvals/s, ceiling "
+        f"{statistics.median(ceilings):.0f} tx/s; ratio median {statistics.median(ratios):.0%} "
+        f"(rounds {min(ratios):.0%}–{max(ratios):.0%})"
     )
     bench_one_approval(args.members, args.samples)
     if args.pool_size:
