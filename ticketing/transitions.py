@@ -7,7 +7,7 @@ May import: ticketing.models, ticketing.lifecycle, config."""
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache, lru_cache
 from typing import Any
@@ -61,17 +61,6 @@ class Along:
     columns: Sequence[str] = ()
 
 
-@dataclass(frozen=True)
-class Step:
-    """A transition the ticket takes first, in the same compare-and-set as another on a
-    different status field (an approval that routes at once: approve, then assign or enter
-    the pool), with its own values and its own audit record."""
-
-    transition: Transition
-    values: dict[str, Any] = field(default_factory=dict)
-    detail: dict[str, Any] = field(default_factory=dict)
-
-
 def apply_transition(
     *,
     ticket_id: int,
@@ -109,72 +98,43 @@ def apply_transition_along(
     condition: Q | None = None,
     detail: dict[str, Any] | None = None,
     along: Sequence[Along] = (),
-    before: Sequence[Step] = (),
 ) -> tuple[Ticket, dict[str, tuple | None]]:
-    """`apply_transition`, with the statements `along` in the same statement, and the
-    transitions `before` taken first in it (all or none; one audit record each, in order,
-    by the same actor at the same instant). Returns the ticket and, by name, the columns read
-    back from each along (None for a CTE without a row). IllegalTransition names the first
-    transition whose source status the ticket is not in."""
+    """`apply_transition`, with the statements `along` in the same statement. Returns the
+    ticket and, by name, the columns read back from each along (None for a CTE without a
+    row)."""
     assert connection.in_atomic_block, "apply_transition must run inside transaction.atomic"
-    steps = [*before, Step(transition, values or {}, detail or {})]
-    fields = [step.transition.field for step in steps]
-    assert len(set(fields)) == len(fields), "one transition per status field"
-    where_sql, where_params = _where(ticket_id, steps, condition)
-    updates: dict[str, Any] = {}
-    audits = []
-    for step in steps:
-        updates[step.transition.field] = step.transition.target
-        updates.update(step.values)
-        audits.append(
-            (
-                step.transition.name,
-                step.transition.target,
-                json.dumps({"field": step.transition.field, **step.detail}),
-            )
-        )
+    where_sql, where_params = _where(ticket_id, transition, condition)
     claimed = _compare_and_set(
         where_sql,
         where_params,
-        fields=fields,
-        updates=updates,
-        audit_by=(actor_id, now),
-        audits=audits,
+        field=transition.field,
+        updates={transition.field: transition.target, **(values or {})},
+        audit=(
+            actor_id,
+            now,
+            transition.name,
+            transition.target,
+            json.dumps({"field": transition.field, **(detail or {})}),
+        ),
         along=along,
     )
     if claimed is None:
-        current = Ticket.objects.filter(pk=ticket_id).values(*fields).first() or {}
-        failed = next(
-            (
-                step.transition
-                for step in steps
-                if current.get(step.transition.field) not in step.transition.sources
-            ),
-            transition,
-        )
-        raise IllegalTransition(failed, current.get(failed.field))
+        current = Ticket.objects.filter(pk=ticket_id).values_list(transition.field, flat=True)
+        raise IllegalTransition(transition, current.first())
     return claimed
 
 
-def _where(ticket_id: int, steps: list[Step], condition: Q | None) -> tuple[str, list]:
-    """The compare-and-set's WHERE: this ticket, in a source status of every step (approved,
-    where a transition needs it and no earlier step approves), and meeting `condition`."""
+def _where(ticket_id: int, transition: Transition, condition: Q | None) -> tuple[str, list]:
+    """The compare-and-set's WHERE: this ticket, in a source status of the transition (and
+    approved, where the transition needs it), and meeting `condition`."""
     table = connection.ops.quote_name(Ticket._meta.db_table)
-    sql = f"{table}.id = %s"
-    params: list = [ticket_id]
-    approved = False
-    for step in steps:
-        transition = step.transition
-        column = connection.ops.quote_name(transition.field)
-        sources = ", ".join(["%s"] * len(transition.sources))
-        sql += f" AND {table}.{column} IN ({sources})"
-        params.extend(transition.sources)
-        if transition.requires_approved and not approved:
-            sql += f" AND {table}.process_status = %s"
-            params.append(ProcessStatus.APPROVED)
-        approved = approved or (
-            transition.field == "process_status" and transition.target == ProcessStatus.APPROVED
-        )
+    column = connection.ops.quote_name(transition.field)
+    sources = ", ".join(["%s"] * len(transition.sources))
+    sql = f"{table}.id = %s AND {table}.{column} IN ({sources})"
+    params: list = [ticket_id, *transition.sources]
+    if transition.requires_approved:
+        sql += f" AND {table}.process_status = %s"
+        params.append(ProcessStatus.APPROVED)
     if condition is not None:
         queryset = Ticket.objects.filter(condition)
         compiler = queryset.query.get_compiler(connection=connection)
@@ -205,9 +165,8 @@ def _ticket_attnames() -> list[str]:
 @lru_cache(maxsize=256)
 def _cas_sql(
     where_sql: str,
-    fields: tuple[str, ...],
+    field: str,
     columns: tuple[str, ...],
-    audit_count: int,
     alongs: tuple[tuple[str, str, tuple[str, ...]], ...],
 ) -> str:
     """The compare-and-set's SQL for one shape of transition (see _compare_and_set): the same
@@ -217,30 +176,16 @@ def _cas_sql(
     table = quote(meta.db_table)
     assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
     returning, _ = _ticket_columns()
-    previous = [
-        f"{table}.{quote(meta.get_field(name).column)} AS previous_{i}"
-        for i, name in enumerate(fields)
-    ]
-    previous_out = ", ".join(f"old.previous_{i}" for i in range(len(fields)))
-    from_status = (
-        "upd.previous_0"
-        if len(fields) == 1
-        else "CASE s.ord "
-        + " ".join(f"WHEN {i} THEN upd.previous_{i}" for i in range(len(fields)))
-        + " END"
-    )
-    rows = ", ".join(f"({i}, %s, %s::smallint, %s::jsonb)" for i in range(audit_count))
     records = quote(TicketRecord._meta.db_table)
     sql = (
-        f"WITH old AS (SELECT {table}.id, {', '.join(previous)} FROM {table} "
-        f"WHERE {where_sql} FOR UPDATE), "
+        f"WITH old AS (SELECT {table}.id, {table}.{quote(meta.get_field(field).column)} "
+        f"AS previous FROM {table} WHERE {where_sql} FOR UPDATE), "
         f"upd AS (UPDATE {table} SET {assignments} FROM old "
-        f"WHERE {table}.id = old.id RETURNING {previous_out}, {returning}), "
+        f"WHERE {table}.id = old.id RETURNING old.previous, {returning}), "
         f"rec AS (INSERT INTO {records} "
         f"(ticket_id, action, actor_id, from_status, to_status, created, detail) "
-        f"SELECT upd.id, s.action, %s::bigint, {from_status}, s.to_status, %s::timestamptz, "
-        f"s.detail FROM upd, (VALUES {rows}) AS s(ord, action, to_status, detail) "
-        f"ORDER BY s.ord)"
+        f"SELECT upd.id, %s::text, %s::bigint, upd.previous, %s::smallint, %s::timestamptz, "
+        f"%s::jsonb FROM upd)"
     )
     read_back, joins = [], []
     for name, along_sql, along_columns in alongs:
@@ -255,28 +200,25 @@ def _compare_and_set(
     where_sql: str,
     where_params: list,
     *,
-    fields: list[str],
+    field: str,
     updates: dict[str, Any],
-    audit_by: tuple[int | None, datetime],
-    audits: list[tuple],
+    audit: tuple,
     along: Sequence[Along] = (),
 ) -> tuple[Ticket, dict[str, tuple | None]] | None:
-    """One statement: lock the row matching WHERE, update it, write the audit records (one
-    per status field changed, in order) and run the `along` statements, and return the
-    updated ticket with what the alongs read back — or None when no row matched (and nothing
-    was written).
+    """One statement: lock the row matching WHERE, update it, write the audit record of the
+    status `field` it changes (`audit`: actor, instant, action, new status, detail) and run
+    the `along` statements, and return the updated ticket with what the alongs read back —
+    or None when no row matched (and nothing was written).
 
-        WITH old AS (SELECT id, <field> AS previous_0, … FROM t WHERE <where> FOR UPDATE),
+        WITH old AS (SELECT id, <field> AS previous FROM t WHERE <where> FOR UPDATE),
              upd AS (UPDATE t SET … FROM old WHERE t.id = old.id
-                     RETURNING old.previous_0, …, t.*),
-             rec AS (INSERT INTO oa_ticket_record …
-                     SELECT … FROM upd, (VALUES (0, …), …) AS s ORDER BY s.ord),
+                     RETURNING old.previous, t.*),
+             rec AS (INSERT INTO oa_ticket_record … SELECT upd.id, … FROM upd),
              <along.name> AS (<along.sql>), …
         SELECT upd.*, <along columns> FROM upd LEFT JOIN <along.name> ON true …
 
     The WHERE is on the locked table, so after waiting for a concurrent writer PostgreSQL
-    re-checks it against the new row version (a lost race matches nothing). The audit
-    records are written in step order (their ids follow it: the trail is read by id)."""
+    re-checks it against the new row version (a lost race matches nothing)."""
     db = connections[DEFAULT_DB_ALIAS]  # the connection itself, not the per-access proxy
     meta = Ticket._meta
     columns, set_params = [], []
@@ -288,12 +230,12 @@ def _compare_and_set(
         set_params.append(model_field.get_db_prep_save(value, db))
     sql = _cas_sql(
         where_sql,
-        tuple(fields),
+        field,
         tuple(columns),
-        len(audits),
         tuple((a.name, a.sql, tuple(a.columns)) for a in along),
     )
-    audit_params = [*audit_by, *(value for audit in audits for value in audit)]
+    actor_id, now, action, to_status, detail = audit
+    audit_params = [action, actor_id, to_status, now, detail]
     along_params = [param for statement in along for param in statement.params]
     with prepared_cursor() as cursor:
         cursor.execute(sql, [*where_params, *set_params, *audit_params, *along_params])
@@ -302,7 +244,7 @@ def _compare_and_set(
         return None
     _, converters = _ticket_columns()
     values = []
-    start = len(fields)
+    start = 1  # after old.previous
     end = start + len(converters)
     for (model_field, field_converters), value in zip(converters, row[start:end], strict=True):
         for converter in field_converters:

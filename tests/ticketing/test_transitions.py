@@ -1,5 +1,4 @@
-"""The transition primitive: several transitions in one compare-and-set (an approval that
-routes at once), and statements that go along with a transition in its statement."""
+"""The transition primitive: statements that go along with a transition in its own statement."""
 
 from datetime import timedelta
 
@@ -7,11 +6,10 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from tests.factories import UserFactory
 from ticketing import lifecycle, services
 from ticketing.lifecycle import IllegalTransition
-from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
-from ticketing.transitions import Along, Step, apply_transition_along
+from ticketing.models import TicketRecord
+from ticketing.transitions import Along, apply_transition_along
 
 pytestmark = pytest.mark.django_db
 
@@ -19,64 +17,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def submitted(applicant):
     return services.ticket_submit(creator=applicant, title="t", content="c", priority=2)
-
-
-def test_two_transitions_apply_at_once_with_one_audit_record_each_in_order(submitted, approver):
-    now = timezone.now()
-    handler = UserFactory(username="h")
-    with transaction.atomic():
-        ticket, _ = apply_transition_along(
-            ticket_id=submitted.pk,
-            transition=lifecycle.ASSIGN,
-            actor_id=approver.pk,
-            now=now,
-            values={"handler_id": handler.pk, "assigned_time": now},
-            detail={"handler_id": handler.pk},
-            before=[Step(lifecycle.APPROVE, {"approved_time": now})],
-        )
-    assert (ticket.process_status, ticket.ticket_status) == (
-        ProcessStatus.APPROVED,
-        TicketStatus.PENDING_PROCESS,
-    )
-    assert (ticket.approved_time, ticket.assigned_time, ticket.handler_id) == (now, now, handler.pk)
-    records = list(
-        TicketRecord.objects.filter(ticket_id=submitted.pk)
-        .exclude(action="submit")
-        .order_by("id")
-        .values_list("action", "actor_id", "from_status", "to_status", "detail")
-    )
-    assert records == [
-        ("approve", approver.pk, ProcessStatus.APPROVING, ProcessStatus.APPROVED,
-         {"field": "process_status"}),
-        ("assign", approver.pk, TicketStatus.SUBMITTED, TicketStatus.PENDING_PROCESS,
-         {"field": "ticket_status", "handler_id": handler.pk}),
-    ]  # fmt: skip
-
-
-def test_the_first_transition_the_ticket_cannot_take_is_named_and_nothing_changes(
-    submitted, approver
-):
-    now = timezone.now()
-    services.ticket_reject(ticket_id=submitted.pk, approver=approver, reason="no")
-    before = TicketRecord.objects.filter(ticket_id=submitted.pk).count()
-    with pytest.raises(IllegalTransition) as raised, transaction.atomic():
-        apply_transition_along(
-            ticket_id=submitted.pk,
-            transition=lifecycle.ENTER_POOL,
-            actor_id=approver.pk,
-            now=now,
-            values={"queued_time": now},
-            before=[Step(lifecycle.APPROVE, {"approved_time": now})],
-        )
-    assert raised.value.transition == lifecycle.APPROVE
-    assert raised.value.current == ProcessStatus.REJECTED
-    ticket = Ticket.objects.get(pk=submitted.pk)
-    assert (ticket.process_status, ticket.ticket_status, ticket.queued_time) == (
-        ProcessStatus.REJECTED,
-        TicketStatus.SUBMITTED,
-        None,
-    )
-    assert TicketRecord.objects.filter(ticket_id=submitted.pk).count() == before
 
 
 def test_statements_along_write_only_when_the_transition_applies_and_read_back(submitted, approver):
