@@ -48,10 +48,11 @@ DECISION_ALONG_SQL = (
     "(ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created) "
     "SELECT upd.id, %s, %s, %s, %s, %s, %s::jsonb, %s FROM upd"
 )
+# Notified: the agent's notice is written by the same statement (route: `_notice`).
 EVENT_ALONG_SQL = (
     f"INSERT INTO {AssignmentEvent._meta.db_table} "
     "(group_id, ticket_id, user_id, kind, strategy, pick_ms, overflowed, reclaimed, created, "
-    "notified) SELECT %s, upd.id, upd.handler_id, %s, %s, %s, %s, %s, upd.assigned_time, %s "
+    "notified) SELECT %s, upd.id, upd.handler_id, %s, %s, %s, %s, %s, upd.assigned_time, true "
     "FROM upd RETURNING id"
 )
 _GROUPS = HandlerGroup._meta.db_table
@@ -170,7 +171,6 @@ def route(
         pick_ms,
         overflowed,
         bool(exclude),
-        True,  # notified: the notice goes with it
     ]
     notice = _notice(ticket, group, handler_id, now, readers)
     notice_alongs = [
