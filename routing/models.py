@@ -209,3 +209,36 @@ class RoutingDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.trigger} {self.ticket_id}: {self.outcome} {self.chosen_id or ''}"
+
+
+class HandlerLoad(models.Model):
+    """What a handler's tickets add to the member figures routing reads under the group lock,
+    kept by PostgreSQL itself: triggers on the ticket table (migration 0009) insert one row per
+    change of a ticket's contribution (its handler, group, status, acceptance or assignment
+    instant), the difference, never updating a row. So no writer waits on another, whatever
+    order transactions touch tickets in, and every path that changes a ticket (a transition,
+    the admin, a bulk update, a deleted ticket) is counted.
+
+    A member's figures are sums over their rows: `active` over all their rows, `offers` and
+    `assigned` (since the day's start) over the group's. `routing.loads` folds a member's rows
+    of a group into one: as the member is assigned (in the assignment's own statement) and in
+    the routing sweep, both under the group's lock, so the figures cost a few rows per member
+    whatever the member holds or has done."""
+
+    user_id = models.IntegerField(verbose_name=_("user"))
+    group_id = models.BigIntegerField(verbose_name=_("group"), null=True, blank=True)
+    # The assignment instant the `assigned` count is for (a folded row: the day's start it was
+    # folded at; anything before it no longer counts as assigned today).
+    since = models.DateTimeField(verbose_name=_("since"), null=True, blank=True)
+    active = models.IntegerField(verbose_name=_("active"), default=0)
+    offers = models.IntegerField(verbose_name=_("offers"), default=0)
+    assigned = models.IntegerField(verbose_name=_("assigned"), default=0)
+
+    class Meta:
+        verbose_name = _("handler load")
+        verbose_name_plural = _("handler loads")
+        db_table = "oa_handler_load"
+        indexes = [models.Index(fields=["user_id", "group_id"], name="handler_load_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.group_id}: {self.active}/{self.offers}/{self.assigned}"

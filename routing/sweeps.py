@@ -1,5 +1,6 @@
 """The periodic routing backstop (beat, every 30 s; `manage.py routing_sweep`): assignment
-notices lost between commit and sending, offer timeouts, overflow, and draining."""
+notices lost between commit and sending, offer timeouts, overflow, draining, and folding
+handlers' load rows (routing.loads)."""
 
 from datetime import datetime
 
@@ -9,6 +10,7 @@ from handler_groups.models import GroupStatus
 from ticketing.models import ProcessStatus, Ticket, TicketStatus
 
 from .drain import drain_group
+from .loads import fold_sweep
 from .notices import notice_sweep
 from .offers import offer_sweep
 from .overflow import overflow_sweep
@@ -34,4 +36,5 @@ def routing_sweep(*, now: datetime | None = None) -> dict[str, int]:
         .distinct()
     )
     result["drained"] = sum(drain_group(group_id=g, now=now) for g in list(waiting))
+    result["loads_folded"] = fold_sweep(now=now)
     return result

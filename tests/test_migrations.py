@@ -83,7 +83,7 @@ def test_a_database_from_before_the_routing_app_migrates_forward_with_its_data()
     from django.contrib.auth import get_user_model
 
     from handler_groups.models import HandlerGroup
-    from routing.models import AgentPresence, AssignmentEvent
+    from routing.models import AgentPresence, AssignmentEvent, HandlerLoad
     from ticketing.models import Ticket as TicketNow
 
     moved = AgentPresence.objects.get(pk=agent.pk)
@@ -98,6 +98,11 @@ def test_a_database_from_before_the_routing_app_migrates_forward_with_its_data()
     assert HandlerGroup.objects.get(pk=group.pk).member_ids == [agent.pk]
     migrated = TicketNow.objects.get(pk=ticket.pk)
     assert (migrated.reply_count, migrated.public_reply_count) == (3, 2)
+    # The handlers' load rows start from the tickets already there: the agent holds one
+    # ticket, offered and not accepted, never assigned by routing.
+    assert list(
+        HandlerLoad.objects.values_list("user_id", "group_id", "active", "offers", "assigned")
+    ) == [(agent.pk, group.pk, 1, 1, 0)]
     # Permissions on the moved models keep working: their content type moved with them.
     user = get_user_model().objects.get(pk=agent.pk)
     assert user.has_perm("routing.view_agentpresence")

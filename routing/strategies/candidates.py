@@ -7,27 +7,26 @@ from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.utils import timezone
 
 from accounts.preferences import PROFILE_TABLE, READER_COLUMNS, reader_from
 from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
-from ticketing.models import ACTIVE_STATUSES, TicketStatus
+from routing.loads import day_start
+from routing.models import HandlerLoad
 
 from .eligibility import GroupPolicy, MemberRow
 
-# One statement. Per member, one index-driven pass over the tickets that can count today —
-# active (ticket_handler_idx) or assigned since the day began (ticket_handler_assigned_idx) —
-# gives the three counts and, for a member assigned today, the last assignment; only for the
-# others is that one probe backwards on ticket_handler_assigned_idx. So the cost does not grow
-# with a member's history. Raw SQL: it runs under the group lock on every routing decision,
-# and the ORM spends several times longer compiling the equivalent annotations than
-# PostgreSQL spends executing them.
+# One statement. A member's load comes from their HandlerLoad rows (kept by triggers on the
+# ticket table, folded as they are assigned: a few rows each), so it costs the same whatever
+# they hold or have done; the last assignment is one probe backwards on
+# ticket_handler_assigned_idx. Raw SQL: it runs under the group lock on every routing
+# decision, and the ORM spends several times longer compiling the equivalent annotations
+# than PostgreSQL spends executing them.
 MEMBER_ROWS_SQL = """
 SELECT u.id, u.is_active, p.state, p.online_since, p.idle_since,
-       f.active, f.open_offers, f.assigned_today,
-       COALESCE(f.last_today, (SELECT max(t.assigned_time) FROM oa_ticket_bill t
-                                WHERE t.handler_id = u.id)) AS last_assigned,
+       COALESCE(f.active, 0), COALESCE(f.open_offers, 0), COALESCE(f.assigned_today, 0),
+       (SELECT max(t.assigned_time) FROM oa_ticket_bill t WHERE t.handler_id = u.id)
+           AS last_assigned,
        c.max_active AS own_cap,
        u.username,
        {reader_columns}
@@ -35,18 +34,14 @@ FROM {users} u
 LEFT JOIN oa_agent_presence p ON p.user_id = u.id
 LEFT JOIN {profiles} pr ON pr.user_id = u.id
 LEFT JOIN oa_handler_member_capacity c ON c.group_id = %(group)s AND c.user_id = u.id
-CROSS JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE t.ticket_status = ANY(%(active)s)) AS active,
-           count(*) FILTER (WHERE t.ticket_status = %(offered)s AND t.accepted_time IS NULL
-                              AND t.handler_group_id = %(group)s) AS open_offers,
-           count(*) FILTER (WHERE t.assigned_time >= %(day_start)s
-                              AND t.handler_group_id = %(group)s) AS assigned_today,
-           max(t.assigned_time) FILTER (WHERE t.assigned_time >= %(day_start)s) AS last_today
-    FROM oa_ticket_bill t
-    WHERE t.handler_id = u.id
-      AND (t.ticket_status = ANY(%(active)s) OR t.ticket_status = %(offered)s
-           OR t.assigned_time >= %(day_start)s)
-) f
+LEFT JOIN LATERAL (
+    SELECT sum(l.active) AS active,
+           sum(l.offers) FILTER (WHERE l.group_id = %(group)s) AS open_offers,
+           sum(l.assigned) FILTER (WHERE l.group_id = %(group)s
+                                     AND l.since >= %(day_start)s) AS assigned_today
+    FROM {loads} l
+    WHERE l.user_id = u.id
+) f ON true
 WHERE u.id = ANY(%(ids)s)
 """
 
@@ -57,6 +52,7 @@ def _member_rows_sql() -> str:
         users=connection.ops.quote_name(get_user_model()._meta.db_table),
         profiles=PROFILE_TABLE,
         reader_columns=READER_COLUMNS,
+        loads=HandlerLoad._meta.db_table,
     )
 
 
@@ -64,17 +60,10 @@ def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) ->
     """Rows in member order (members without an account are left out), in one query."""
     if not member_ids:
         return []
-    day_start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     with prepared_cursor() as cursor:
         cursor.execute(
             _member_rows_sql(),
-            {
-                "group": group.pk,
-                "day_start": day_start,
-                "ids": list(member_ids),
-                "active": [int(s) for s in ACTIVE_STATUSES],
-                "offered": int(TicketStatus.PENDING_PROCESS),
-            },
+            {"group": group.pk, "day_start": day_start(now), "ids": list(member_ids)},
         )
         by_id = {row[0]: row for row in cursor.fetchall()}
     rows = []

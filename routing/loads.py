@@ -1,0 +1,104 @@
+"""Handlers' load rows (HandlerLoad, kept by triggers on the ticket table): the day's start
+the figures count from, and folding a member's rows of a group into one.
+
+A fold deletes the rows it sums and inserts their sum in one statement, so it never loses or
+doubles a difference written meanwhile (a row committed after the fold's snapshot is not
+deleted and stays as it is). Folds of a group's rows run under the group's lock only — in
+the assignment's own statement for the member assigned, and in the routing sweep — so two
+folds never take the same rows' locks in differing orders; the triggers only insert.
+
+May import: routing's models, handler_groups, config."""
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from config.db import prepared_cursor
+from handler_groups.models import HandlerGroup
+
+from .models import HandlerLoad
+
+_LOADS = HandlerLoad._meta.db_table
+
+# A member's rows of a group as one: what they hold and offer, and what was assigned to them
+# since the day's start (what was assigned before it no longer counts: folded away). Two
+# CTEs, `fold_gone` and `fold_kept` (fold_params gives their parameters in that order): in
+# the assignment's statement (routing.route) or as a statement of their own (FOLD_SQL).
+FOLD_GONE_SQL = (
+    f"DELETE FROM {_LOADS} WHERE user_id = %s AND group_id = %s "
+    "RETURNING since, active, offers, assigned"
+)
+FOLD_KEPT_SQL = (
+    f"INSERT INTO {_LOADS} (user_id, group_id, since, active, offers, assigned) "
+    "SELECT %s, %s, %s, COALESCE(sum(active), 0), COALESCE(sum(offers), 0), "
+    "COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0) FROM fold_gone "
+    "HAVING sum(active) <> 0 OR sum(offers) <> 0 "
+    "OR COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0) <> 0"
+)
+FOLD_SQL = (
+    f"WITH fold_gone AS ({FOLD_GONE_SQL}), fold_kept AS ({FOLD_KEPT_SQL}) "
+    "SELECT count(*) FROM fold_gone"
+)
+
+# Two sweeps never fold at once (transaction-scoped advisory lock, taken before a group's):
+# rows of tickets in no group, or of a group that is gone, are folded by the sweep alone.
+_SWEEP_LOCK = 0x6C6F6164  # "load"
+FOLD_NO_GROUP_SQL = (
+    f"WITH fold_gone AS (DELETE FROM {_LOADS} WHERE user_id = %s AND group_id IS NULL "
+    "RETURNING active, offers), "
+    f"fold_kept AS (INSERT INTO {_LOADS} (user_id, group_id, active, offers, assigned) "
+    "SELECT %s, NULL, sum(active), sum(offers), 0 FROM fold_gone "
+    "HAVING sum(active) <> 0 OR sum(offers) <> 0) "
+    "SELECT count(*) FROM fold_gone"
+)
+# Keys worth folding: more than `%s` rows.
+CROWDED_SQL = (
+    f"SELECT user_id, group_id FROM {_LOADS} GROUP BY user_id, group_id HAVING count(*) > %s "
+    "ORDER BY group_id NULLS LAST, user_id"
+)
+
+
+def day_start(now: datetime) -> datetime:
+    """The start of `now`'s day in the server's zone: what counts as assigned today."""
+    return timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def fold_params(user_id: int, group_id: int, now: datetime) -> tuple[list, list]:
+    """The parameters of FOLD_GONE_SQL and of FOLD_KEPT_SQL."""
+    start = day_start(now)
+    return [user_id, group_id], [user_id, group_id, start, start, start]
+
+
+def fold_sweep(*, now: datetime | None = None, crowded: int = 4) -> int:
+    """Fold every member's rows of a group that has more than `crowded` of them (members who
+    work their tickets but are not being assigned in that group: their accepts and
+    completions add rows). Each group's folds under its lock, in a short transaction of
+    their own. Rows folded away."""
+    now = now or timezone.now()
+    with prepared_cursor() as cursor:
+        cursor.execute(CROWDED_SQL, [crowded])
+        keys = cursor.fetchall()
+    by_group: dict[int | None, list[int]] = {}
+    for user_id, group_id in keys:
+        by_group.setdefault(group_id, []).append(user_id)
+    folded = 0
+    for group_id, user_ids in by_group.items():
+        with transaction.atomic(), prepared_cursor() as cursor:
+            # Sweeps fold one after the other; routing folds under the group's lock.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SWEEP_LOCK])
+            if group_id is not None:
+                # A group that is gone routes nothing: the sweep's lock alone is enough.
+                list(
+                    HandlerGroup.objects.select_for_update(no_key=True)
+                    .filter(pk=group_id)
+                    .values_list("pk", flat=True)
+                )
+            for user_id in user_ids:
+                if group_id is None:
+                    cursor.execute(FOLD_NO_GROUP_SQL, [user_id, user_id])
+                else:
+                    gone, kept = fold_params(user_id, group_id, now)
+                    cursor.execute(FOLD_SQL, [*gone, *kept])
+                folded += cursor.fetchone()[0]
+    return folded
