@@ -36,7 +36,7 @@ def reset():
         cursor.execute(
             "TRUNCATE oa_ticket_bill, oa_ticket_record, oa_ticket_reply, oa_ticket_handler_group, "
             "oa_assignment_event, oa_notification, oa_notify_outbox, oa_agent_presence, "
-            "oa_sla_clock_segment, oa_sla_outcome RESTART IDENTITY CASCADE"
+            "oa_sla_clock_segment, oa_sla_outcome, oa_handler_load RESTART IDENTITY CASCADE"
         )
     restore_default_ladders()
 

@@ -14,6 +14,11 @@ prepared statements across transactions: DB_PREPARED_STATEMENTS=false turns them
 the same code then runs with plain server-side binding (settings: psycopg's
 `prepare_threshold` is None then, and psycopg prepares nothing).
 
+`checking_constraints_now()` sends SET CONSTRAINTS ALL IMMEDIATE ahead of a transaction's
+first statement, in its round trip, so that the foreign keys of what a transaction writes
+are checked as it goes rather than at its COMMIT (an approval commits under its group's
+lock).
+
 May import: Django and psycopg only."""
 
 from contextlib import contextmanager
@@ -69,3 +74,31 @@ def prepared_cursor(using: str = DEFAULT_DB_ALIAS):
         yield cursor
     finally:
         cursor.close()
+
+
+def outermost_atomic(using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Whether the caller's `transaction.atomic` block is the outermost one: the transaction
+    is the caller's own (not a caller's, not a test's), so how it checks its constraints
+    and when it commits are the caller's to choose."""
+    db = connections[using]
+    return db.in_atomic_block and len(db.atomic_blocks) == 1 and not db.savepoint_ids
+
+
+@contextmanager
+def checking_constraints_now(using: str = DEFAULT_DB_ALIAS):
+    """In a transaction of the caller's own (`outermost_atomic`), the statement executed
+    inside goes to the server behind SET CONSTRAINTS ALL IMMEDIATE, in the same round trip
+    (pipeline mode): from then on the transaction checks its foreign keys as each statement
+    ends, not all at its COMMIT (Django declares them DEFERRABLE INITIALLY DEFERRED). For a
+    transaction that commits under a lock everyone waits on (an approval, under its group's
+    lock) the checks of what it wrote before taking the lock are then done before it, not at
+    the COMMIT under it. In someone else's transaction the statement just runs."""
+    db = connections[using]
+    if not outermost_atomic(using):
+        yield
+        return
+    db.ensure_connection()
+    raw = db.connection
+    with db.wrap_database_errors, raw.pipeline():
+        raw.execute("SET CONSTRAINTS ALL IMMEDIATE", prepare=False)
+        yield

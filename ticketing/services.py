@@ -11,7 +11,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from config.db import prepared_cursor
+from config.db import checking_constraints_now, prepared_cursor
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
@@ -85,13 +85,18 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
     with its audit record and the clocks' rows); the group's lock; the member figures; one
     compare-and-set that assigns (or puts in the pool) with its audit record, the cursor,
     the decision, the assignment event and the agent's notice. The group lock is held for
-    the last three and the commit only."""
+    the last three and the commit only; foreign keys are checked as each statement ends
+    (config.db.checking_constraints_now), so the commit under the lock checks none of the
+    approval's own rows."""
     now = now or timezone.now()
     with transaction.atomic():
         # What the SLA clocks start from (fields an approving ticket cannot change under us),
-        # so that the deadlines and escalation instants are computed before any lock.
+        # so that the deadlines and escalation instants are computed before any lock. Foreign
+        # keys are checked as each statement ends from here on: the approval's before the
+        # group lock, not at the commit under it.
         with prepared_cursor() as cursor:
-            cursor.execute(APPROVAL_INPUTS_SQL, [ticket_id])
+            with checking_constraints_now():
+                cursor.execute(APPROVAL_INPUTS_SQL, [ticket_id])
             row = cursor.fetchone()
         if row is None:
             raise Ticket.DoesNotExist("Ticket matching query does not exist.")

@@ -5,11 +5,13 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.contrib.auth.models import User
+from django.db import DataError, IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Profile
+from config import db as db_module
 from notifications import sending
 from notifications.models import Notification, OutboxDelivery
 from notifications.sending import _templates
@@ -185,3 +187,61 @@ def test_a_submission_into_a_group_never_waits_for_its_routing_lock(applicant):
     assert held is None
     assert isinstance(submitted, Ticket), submitted
     assert Ticket.objects.filter(pk=submitted.pk, handler_group=group).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_its_own_transaction_an_approval_checks_its_keys_before_the_group_lock(
+    applicant, monkeypatch
+):
+    """Foreign keys are checked as each statement ends (SET CONSTRAINTS ALL IMMEDIATE with
+    the first statement), not at the commit under the group lock: an approval whose record
+    names nobody fails at its own statement, before it ever locks the group."""
+    group = HandlerGroupFactory(members=[UserFactory(username="a0")], assign_strategy=1)
+    ticket = submit(group, applicant)
+    locked = []
+    monkeypatch.setattr(services, "lock_group", lambda group_id: locked.append(group_id))
+    with pytest.raises(IntegrityError, match="actor_id"):
+        services.ticket_approve(ticket_id=ticket.pk, approver=User(pk=10**9))
+    assert locked == []
+    assert Ticket.objects.get(pk=ticket.pk).process_status == ProcessStatus.APPROVING
+    assert not TicketRecord.objects.filter(ticket_id=ticket.pk, action="approve").exists()
+
+
+@pytest.mark.django_db
+def test_inside_a_callers_transaction_an_approval_leaves_its_constraints_as_they_are(
+    applicant, approver
+):
+    group = HandlerGroupFactory(members=[UserFactory(username="a0")], assign_strategy=1)
+    ticket = submit(group, applicant)
+    with transaction.atomic():  # inside the test's own transaction too
+        assert not db_module.outermost_atomic()
+        services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+        with connection.cursor() as cursor:
+            # Still deferred: a row naming nobody is accepted until the caller commits.
+            cursor.execute(
+                "INSERT INTO oa_ticket_record (ticket_id, action, actor_id, from_status, "
+                "to_status, created, detail) VALUES (%s, 'x', %s, 0, 0, now(), '{}')",
+                [ticket.pk, 10**9],
+            )
+        transaction.set_rollback(True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_assignment_statement_that_fails_commits_nothing_of_the_approval(
+    applicant, approver, monkeypatch
+):
+    group = HandlerGroupFactory(members=[UserFactory(username="a0")], assign_strategy=1)
+    ticket = submit(group, applicant)
+    monkeypatch.setattr(
+        route_module, "EVENT_ALONG_SQL", route_module.EVENT_ALONG_SQL.replace("upd.id", "1/0")
+    )
+    with pytest.raises(DataError):
+        services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    after = Ticket.objects.get(pk=ticket.pk)
+    assert (after.process_status, after.handler_id) == (ProcessStatus.APPROVING, None)
+    assert not TicketRecord.objects.filter(ticket_id=ticket.pk, action="approve").exists()
+    assert not ClockSegment.objects.filter(ticket_id=ticket.pk).exists()
+    assert not RoutingDecision.objects.filter(ticket_id=ticket.pk).exists()
+    # The connection is usable afterwards, in a transaction of its own again.
+    monkeypatch.undo()
+    assert services.ticket_approve(ticket_id=ticket.pk, approver=approver).handler_id
