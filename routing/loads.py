@@ -11,7 +11,7 @@ May import: routing's models, handler_groups, config."""
 
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from config.db import prepared_cursor
@@ -20,6 +20,7 @@ from handler_groups.models import HandlerGroup
 from .models import HandlerLoad
 
 _LOADS = HandlerLoad._meta.db_table
+_TICKETS = "oa_ticket_bill"
 
 # A member's rows of a group as one: what they hold and offer, and what was assigned to them
 # since the day's start (what was assigned before it no longer counts: folded away). Two
@@ -57,6 +58,33 @@ CROWDED_SQL = (
     f"SELECT user_id, group_id FROM {_LOADS} GROUP BY user_id, group_id HAVING count(*) > %s "
     "ORDER BY group_id NULLS LAST, user_id"
 )
+
+
+# What the tickets themselves say, per handler and group: held (pending process or
+# processing), offered and not accepted, assigned since the day's start (%s).
+COUNTED_SQL = f"""
+SELECT handler_id, handler_group_id,
+       count(*) FILTER (WHERE ticket_status IN (2, 3)),
+       count(*) FILTER (WHERE ticket_status = 2 AND accepted_time IS NULL),
+       count(*) FILTER (WHERE assigned_time >= %s)
+FROM {_TICKETS} WHERE handler_id IS NOT NULL
+GROUP BY handler_id, handler_group_id
+"""
+SUMMED_SQL = f"""
+SELECT user_id, group_id, sum(active), sum(offers),
+       COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0)
+FROM {_LOADS} GROUP BY user_id, group_id
+"""
+REBUILD_SQL = f"""
+INSERT INTO {_LOADS} (user_id, group_id, since, active, offers, assigned)
+SELECT handler_id, handler_group_id, %s,
+       count(*) FILTER (WHERE ticket_status IN (2, 3)),
+       count(*) FILTER (WHERE ticket_status = 2 AND accepted_time IS NULL),
+       count(*) FILTER (WHERE assigned_time >= %s)
+FROM {_TICKETS} WHERE handler_id IS NOT NULL
+GROUP BY handler_id, handler_group_id
+HAVING count(*) FILTER (WHERE ticket_status IN (2, 3) OR assigned_time >= %s) > 0
+"""
 
 
 def day_start(now: datetime) -> datetime:
@@ -102,3 +130,41 @@ def fold_sweep(*, now: datetime | None = None, crowded: int = 4) -> int:
                     cursor.execute(FOLD_SQL, [*gone, *kept])
                 folded += cursor.fetchone()[0]
     return folded
+
+
+def mismatches(*, now: datetime | None = None) -> list[tuple]:
+    """(user, group, figures from the load rows, figures from the tickets) wherever they
+    differ — (held, offered, assigned since the day's start) — read in one statement (one
+    snapshot). Empty while the triggers have seen every change: they do, unless someone
+    disabled them or loaded tickets without them."""
+    start = day_start(now or timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COALESCE(s.user_id, c.handler_id), COALESCE(s.group_id, c.handler_group_id), "
+            "COALESCE(s.active, 0), COALESCE(s.offers, 0), COALESCE(s.assigned, 0), "
+            "COALESCE(c.active, 0), COALESCE(c.offers, 0), COALESCE(c.assigned, 0) "
+            f"FROM ({SUMMED_SQL}) s (user_id, group_id, active, offers, assigned) "
+            f"FULL JOIN ({COUNTED_SQL}) c (handler_id, handler_group_id, active, offers, assigned) "
+            "ON c.handler_id = s.user_id "
+            "AND c.handler_group_id IS NOT DISTINCT FROM s.group_id "
+            "ORDER BY 1, 2 NULLS FIRST",
+            [start, start],
+        )
+        rows = cursor.fetchall()
+    return [
+        (user_id, group_id, tuple(row[2:5]), tuple(row[5:8]))
+        for row in rows
+        for user_id, group_id in [row[:2]]
+        if tuple(row[2:5]) != tuple(row[5:8])
+    ]
+
+
+def rebuild(*, now: datetime | None = None) -> int:
+    """Replace every load row with one per handler and group counted from the tickets, while
+    ticket writes wait (SHARE lock on the ticket table: reads go on). Rows written."""
+    start = day_start(now or timezone.now())
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"LOCK TABLE {_TICKETS} IN SHARE MODE")
+        cursor.execute(f"DELETE FROM {_LOADS}")
+        cursor.execute(REBUILD_SQL, [start, start, start])
+        return cursor.rowcount

@@ -2,10 +2,12 @@
 figures routing reads from them equal what counting the tickets gives, after every kind of
 change to a ticket and under concurrent writers; folding keeps them a few rows per member."""
 
+import io
 import threading
 from datetime import timedelta
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
@@ -241,3 +243,38 @@ def test_the_sweep_folds_a_group_only_under_its_lock(applicant, approver):
     thread.join()
     assert HandlerLoad.objects.count() == 1
     assert figures(group, [agent.pk], now) == counted(group, [agent.pk], now)
+
+
+@pytest.mark.django_db
+def test_the_command_finds_figures_the_tickets_disagree_with_and_rebuilds_them(applicant, approver):
+    agents = [UserFactory(username=f"cmd{i}") for i in range(2)]
+    group = HandlerGroupFactory(members=agents, assign_strategy=1)
+    now = timezone.now()
+    tickets = [
+        services.ticket_approve(ticket_id=submit(group, applicant).pk, approver=approver, now=now)
+        for _ in range(4)
+    ]
+    out = io.StringIO()
+    call_command("routing_loads", stdout=out)
+    assert "load rows match the tickets" in out.getvalue()
+    # A change the triggers never saw (they were disabled, or the tickets were restored
+    # without them).
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no check pending before ALTER TABLE
+        cursor.execute("ALTER TABLE oa_ticket_bill DISABLE TRIGGER oa_ticket_load_update")
+        cursor.execute(
+            "UPDATE oa_ticket_bill SET ticket_status = 4, completed_time = now() WHERE id = %s",
+            [tickets[0].pk],
+        )
+        cursor.execute("ALTER TABLE oa_ticket_bill ENABLE TRIGGER oa_ticket_load_update")
+    rows_before = list(HandlerLoad.objects.order_by("id").values_list())
+    with pytest.raises(CommandError, match="1 handler/group figures differ"):
+        call_command("routing_loads", stdout=(out := io.StringIO()))
+    assert f"user {tickets[0].handler_id} group {group.pk}" in out.getvalue()
+    assert "(2, 2, 2), the tickets (1, 1, 2)" in out.getvalue()
+    assert list(HandlerLoad.objects.order_by("id").values_list()) == rows_before  # only read
+    call_command("routing_loads", "--rebuild", stdout=(out := io.StringIO()))
+    assert "rebuilt: 2 load rows" in out.getvalue()
+    assert "load rows match the tickets" in out.getvalue()
+    ids = [a.pk for a in agents]
+    assert figures(group, ids, now) == counted(group, ids, now)
