@@ -2,7 +2,8 @@
 
 Owns agents' presence (AgentPresence, the Redis idle pools and the Lua pick in idle_pool.py,
 reconciliation), the assignment strategies (a registry keyed by the source system's codes,
-one eligibility rule, member figures in one statement), routing at approval and transfer
+one eligibility rule, member figures in one statement from the handlers' load rows, which
+triggers on the ticket table keep: loads.py), routing at approval and transfer
 (route.py), draining a group's queue (drain.py), offers and reclaims (offers.py), overflow,
 the periodic sweeps, AssignmentEvent (one row per routing outcome) and the assignment
 metrics, the presence history (PresenceSpan) and staffing (Erlang C in erlang.py, pure
