@@ -1,5 +1,7 @@
 """Handlers' load rows (HandlerLoad, kept by triggers on the ticket table): the day's start
-the figures count from, and folding a member's rows of a group into one.
+the figures count from, folding a member's rows of a group into one, and checking them
+against the tickets (`mismatches`) or recounting them from the tickets (`rebuild`;
+`manage.py routing_loads`).
 
 A fold deletes the rows it sums and inserts their sum in one statement, so it never loses or
 doubles a difference written meanwhile (a row committed after the fold's snapshot is not
@@ -7,7 +9,7 @@ deleted and stays as it is). Folds of a group's rows run under the group's lock 
 the assignment's own statement for the member assigned, and in the routing sweep — so two
 folds never take the same rows' locks in differing orders; the triggers only insert.
 
-May import: routing's models, handler_groups, config."""
+May import: routing's models, ticketing's models, handler_groups, config."""
 
 from datetime import datetime
 
@@ -16,11 +18,14 @@ from django.utils import timezone
 
 from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
+from ticketing.models import ACTIVE_STATUSES, Ticket, TicketStatus
 
 from .models import HandlerLoad
 
 _LOADS = HandlerLoad._meta.db_table
-_TICKETS = "oa_ticket_bill"
+_TICKETS = Ticket._meta.db_table
+_HELD = ", ".join(str(int(status)) for status in ACTIVE_STATUSES)
+_OFFERED = int(TicketStatus.PENDING_PROCESS)
 
 # A member's rows of a group as one: what they hold and offer, and what was assigned to them
 # since the day's start (what was assigned before it no longer counts: folded away). Two
@@ -61,11 +66,11 @@ CROWDED_SQL = (
 
 
 # What the tickets themselves say, per handler and group: held (pending process or
-# processing), offered and not accepted, assigned since the day's start (%s).
+# processing), offered and not accepted, assigned since the day's start (the parameter).
 COUNTED_SQL = f"""
 SELECT handler_id, handler_group_id,
-       count(*) FILTER (WHERE ticket_status IN (2, 3)),
-       count(*) FILTER (WHERE ticket_status = 2 AND accepted_time IS NULL),
+       count(*) FILTER (WHERE ticket_status IN ({_HELD})),
+       count(*) FILTER (WHERE ticket_status = {_OFFERED} AND accepted_time IS NULL),
        count(*) FILTER (WHERE assigned_time >= %s)
 FROM {_TICKETS} WHERE handler_id IS NOT NULL
 GROUP BY handler_id, handler_group_id
@@ -78,12 +83,12 @@ FROM {_LOADS} GROUP BY user_id, group_id
 REBUILD_SQL = f"""
 INSERT INTO {_LOADS} (user_id, group_id, since, active, offers, assigned)
 SELECT handler_id, handler_group_id, %s,
-       count(*) FILTER (WHERE ticket_status IN (2, 3)),
-       count(*) FILTER (WHERE ticket_status = 2 AND accepted_time IS NULL),
+       count(*) FILTER (WHERE ticket_status IN ({_HELD})),
+       count(*) FILTER (WHERE ticket_status = {_OFFERED} AND accepted_time IS NULL),
        count(*) FILTER (WHERE assigned_time >= %s)
 FROM {_TICKETS} WHERE handler_id IS NOT NULL
 GROUP BY handler_id, handler_group_id
-HAVING count(*) FILTER (WHERE ticket_status IN (2, 3) OR assigned_time >= %s) > 0
+HAVING count(*) FILTER (WHERE ticket_status IN ({_HELD}) OR assigned_time >= %s) > 0
 """
 
 
