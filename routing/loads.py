@@ -32,7 +32,7 @@ _OFFERED = int(TicketStatus.PENDING_PROCESS)
 # CTEs, `fold_gone` and `fold_kept` (fold_params gives their parameters in that order): in
 # the assignment's statement (routing.route) or as a statement of their own (FOLD_SQL).
 FOLD_GONE_SQL = (
-    f"DELETE FROM {_LOADS} WHERE user_id = %s AND group_id = %s "
+    f"DELETE FROM {_LOADS} WHERE user_id = %s AND group_id IS NOT DISTINCT FROM %s "
     "RETURNING since, active, offers, assigned"
 )
 FOLD_KEPT_SQL = (
@@ -50,14 +50,6 @@ FOLD_SQL = (
 # Two sweeps never fold at once (transaction-scoped advisory lock, taken before a group's):
 # rows of tickets in no group, or of a group that is gone, are folded by the sweep alone.
 _SWEEP_LOCK = 0x6C6F6164  # "load"
-FOLD_NO_GROUP_SQL = (
-    f"WITH fold_gone AS (DELETE FROM {_LOADS} WHERE user_id = %s AND group_id IS NULL "
-    "RETURNING active, offers), "
-    f"fold_kept AS (INSERT INTO {_LOADS} (user_id, group_id, active, offers, assigned) "
-    "SELECT %s, NULL, sum(active), sum(offers), 0 FROM fold_gone "
-    "HAVING sum(active) <> 0 OR sum(offers) <> 0) "
-    "SELECT count(*) FROM fold_gone"
-)
 # Keys worth folding: more than `%s` rows.
 CROWDED_SQL = (
     f"SELECT user_id, group_id FROM {_LOADS} GROUP BY user_id, group_id HAVING count(*) > %s "
@@ -82,13 +74,9 @@ FROM {_LOADS} GROUP BY user_id, group_id
 """
 REBUILD_SQL = f"""
 INSERT INTO {_LOADS} (user_id, group_id, since, active, offers, assigned)
-SELECT handler_id, handler_group_id, %s,
-       count(*) FILTER (WHERE ticket_status IN ({_HELD})),
-       count(*) FILTER (WHERE ticket_status = {_OFFERED} AND accepted_time IS NULL),
-       count(*) FILTER (WHERE assigned_time >= %s)
-FROM {_TICKETS} WHERE handler_id IS NOT NULL
-GROUP BY handler_id, handler_group_id
-HAVING count(*) FILTER (WHERE ticket_status IN ({_HELD}) OR assigned_time >= %s) > 0
+SELECT handler_id, handler_group_id, %s, active, offers, assigned
+FROM ({COUNTED_SQL}) counted (handler_id, handler_group_id, active, offers, assigned)
+WHERE active > 0 OR assigned > 0
 """
 
 
@@ -97,7 +85,7 @@ def day_start(now: datetime) -> datetime:
     return timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def fold_params(user_id: int, group_id: int, now: datetime) -> tuple[list, list]:
+def fold_params(user_id: int, group_id: int | None, now: datetime) -> tuple[list, list]:
     """The parameters of FOLD_GONE_SQL and of FOLD_KEPT_SQL."""
     start = day_start(now)
     return [user_id, group_id], [user_id, group_id, start, start, start]
@@ -128,11 +116,8 @@ def fold_sweep(*, now: datetime | None = None, crowded: int = 4) -> int:
                     .values_list("pk", flat=True)
                 )
             for user_id in user_ids:
-                if group_id is None:
-                    cursor.execute(FOLD_NO_GROUP_SQL, [user_id, user_id])
-                else:
-                    gone, kept = fold_params(user_id, group_id, now)
-                    cursor.execute(FOLD_SQL, [*gone, *kept])
+                gone, kept = fold_params(user_id, group_id, now)
+                cursor.execute(FOLD_SQL, [*gone, *kept])
                 folded += cursor.fetchone()[0]
     return folded
 
@@ -157,10 +142,9 @@ def mismatches(*, now: datetime | None = None) -> list[tuple]:
         )
         rows = cursor.fetchall()
     return [
-        (user_id, group_id, tuple(row[2:5]), tuple(row[5:8]))
-        for row in rows
-        for user_id, group_id in [row[:2]]
-        if tuple(row[2:5]) != tuple(row[5:8])
+        (user_id, group_id, summed, counted)
+        for user_id, group_id, *figures in rows
+        if (summed := tuple(figures[:3])) != (counted := tuple(figures[3:]))
     ]
 
 
@@ -171,5 +155,5 @@ def rebuild(*, now: datetime | None = None) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"LOCK TABLE {_TICKETS} IN SHARE MODE")
         cursor.execute(f"DELETE FROM {_LOADS}")
-        cursor.execute(REBUILD_SQL, [start, start, start])
+        cursor.execute(REBUILD_SQL, [start, start])
         return cursor.rowcount
