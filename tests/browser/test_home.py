@@ -52,6 +52,9 @@ def log_in(page, base: str, username: str) -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
+    # Returns once the landing page has loaded: its deferred scripts (keyboard shortcuts,
+    # the zone detection) run before that, so a key pressed next is never lost.
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 @pytest.mark.parametrize("device", list(VIEWPORTS))

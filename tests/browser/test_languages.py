@@ -122,6 +122,9 @@ def log_in(page, base: str, username: str) -> None:
     page.locator("#id_username").fill(username)
     page.locator("#id_password").fill(PASSWORD)
     page.locator("form.stack button[type=submit]").click()
+    # Returns once the landing page has loaded: its deferred scripts (keyboard shortcuts,
+    # the zone detection) run before that, so a key pressed next is never lost.
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def new_page(browser, device: str, **extra):
