@@ -6,7 +6,10 @@
    PostgreSQL sets for the bare pattern a group-serialised approval needs (SELECT … FOR UPDATE
    on the group row + UPDATE + INSERT per transaction, 8 processes, raw psycopg) in the same
    run, and the ratio of the two: --rounds (3) of the two one after the other, and the median
-   of the rounds' ratios (a shared machine's speed drifts within minutes).
+   of the rounds' ratios (a shared machine's speed drifts within minutes). With PostgreSQL
+   on this host, also the CPU one approval costs (the workers' own and their backends'),
+   and the most approvals/s the machine's cores allow at that cost, whatever the locks: the
+   ratio can come no nearer the ceiling than that.
 2. What one approval costs: statements in all and while the group lock is held, and the time
    the lock is held (median over sequential approvals, no contention).
 3. The pending-pool query's p50/p95 on 1,000,000 tickets with and without the pool index, as
@@ -16,6 +19,7 @@
 """
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -74,24 +78,49 @@ def _prepare(tickets: int, members: int, strategy: int = 1):
     return approver, ids
 
 
-def _approve_chunk(approver_id: int, chunk: list[int], barrier) -> int:
+def _approve_chunk(approver_id: int, chunk: list[int], barrier, cpu=None) -> int:
+    """Approve `chunk` once `barrier` lets every worker go; the errors. With `cpu` (a list),
+    append the CPU seconds this worker spent on them: its own, and its PostgreSQL backend's
+    (None where the server's processes cannot be read: not on this host)."""
     from django.contrib.auth.models import User
-    from django.db import connections
+    from django.db import connection, connections
 
     from ticketing import services
 
     approver = User.objects.get(pk=approver_id)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
     errors = 0
     barrier.wait()
+    own, server = time.process_time(), _process_cpu(backend)
     try:
         for ticket_id in chunk:
             try:
                 services.ticket_approve(ticket_id=ticket_id, approver=approver)
             except Exception:  # noqa: BLE001 - counted and reported
                 errors += 1
+        if cpu is not None:
+            spent = _process_cpu(backend)
+            cpu.append(
+                (
+                    time.process_time() - own,
+                    None if spent is None or server is None else spent - server,
+                )
+            )
     finally:
         connections.close_all()
     return errors
+
+
+def _process_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) process `pid` of this host has used, or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_in_threads(approver_id: int, ids: list[int], workers: int) -> tuple[float, int]:
@@ -251,8 +280,9 @@ def bench_threads(tickets: int, workers: int, members: int) -> None:
     _report("threads in one process:", tickets, seconds, errors)
 
 
-def bench_approvals(tickets: int, workers: int, members: int) -> float:
-    """The workers as separate processes (how web workers really run); approvals/s."""
+def bench_approvals(tickets: int, workers: int, members: int) -> tuple[float, float | None]:
+    """The workers as separate processes (how web workers really run); approvals/s and the
+    most the machine's cores allow at the CPU they cost (`_report_cpu`)."""
     import multiprocessing
 
     from django.db import connections
@@ -263,15 +293,39 @@ def bench_approvals(tickets: int, workers: int, members: int) -> float:
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(workers + 1)
     errors = context.Value("i", 0)
+    spent = context.Queue()
 
     def run(chunk):
-        failed = _approve_chunk(approver.pk, chunk, barrier)
+        cpu: list = []
+        failed = _approve_chunk(approver.pk, chunk, barrier, cpu)
         with errors.get_lock():
             errors.value += failed
+        spent.put(cpu[0] if cpu else (None, None))
 
     seconds = _timed_processes(context, barrier, run, [(c,) for c in chunks])
     _report(f"{workers} processes:", tickets, seconds, errors.value)
-    return tickets / seconds
+    bound = _report_cpu(tickets, [spent.get() for _ in chunks])
+    return tickets / seconds, bound
+
+
+def _report_cpu(tickets: int, spent: list[tuple]) -> float | None:
+    """What one approval costs in CPU, in the workers and in their PostgreSQL backends, and
+    the most approvals/s this machine's cores could give at that cost whatever the locks
+    (None when the server's processes are not on this host)."""
+    own = sum(client for client, _ in spent if client is not None)
+    if any(server is None for _, server in spent):
+        python_ms = own / tickets * 1000
+        print(f"    CPU per approval: Python {python_ms:.2f} ms (the server is not on this host)")
+        return None
+    server = sum(server for _, server in spent)
+    per_approval = (own + server) / tickets
+    cores = os.cpu_count() or 1
+    print(
+        f"    CPU per approval: {per_approval * 1000:.2f} ms (Python {own / tickets * 1000:.2f} "
+        f"ms, PostgreSQL {server / tickets * 1000:.2f} ms): {cores} cores allow at most "
+        f"{cores / per_approval:.0f} approvals/s"
+    )
+    return cores / per_approval
 
 
 def fill(n: int) -> tuple[list[int], list[int]]:
@@ -378,22 +432,31 @@ def main() -> None:
         "measured within minutes)"
     )
     bench_threads(args.tickets, args.workers, args.members)
-    ratios, rates, ceilings = [], [], []
+    ratios, rates, ceilings, bounds = [], [], [], []
     for round_number in range(1, args.rounds + 1):
-        approvals_per_second = bench_approvals(args.tickets, args.workers, args.members)
+        approvals_per_second, bound = bench_approvals(args.tickets, args.workers, args.members)
         ceiling = bench_bare_ceiling(args.workers, args.bare_transactions)
         rates.append(approvals_per_second)
         ceilings.append(ceiling)
         ratios.append(approvals_per_second / ceiling)
+        if bound is not None:
+            bounds.append(bound / ceiling)
         print(
             f"  round {round_number}/{args.rounds}: bare pattern ceiling ({args.workers} "
-            f"processes, raw psycopg) {ceiling:6.0f} tx/s; approvals reach {ratios[-1]:.0%} of it",
+            f"processes, raw psycopg) {ceiling:6.0f} tx/s; approvals reach {ratios[-1]:.0%} of it"
+            + (f" (the CPU they cost allows {bounds[-1]:.0%})" if bound is not None else ""),
             flush=True,
         )
     print(
         f"  median of {args.rounds} rounds: {statistics.median(rates):.0f} approvals/s, ceiling "
         f"{statistics.median(ceilings):.0f} tx/s; ratio median {statistics.median(ratios):.0%} "
         f"(rounds {min(ratios):.0%}–{max(ratios):.0%})"
+        + (
+            f"; the CPU of an approval caps it at {statistics.median(bounds):.0%} of the ceiling "
+            "on this machine"
+            if bounds
+            else ""
+        )
     )
     bench_one_approval(args.members, args.samples)
     if args.pool_size:
