@@ -184,3 +184,50 @@ def test_rules_get_the_default_ladder_and_open_tickets_their_events_from_the_fla
     assert states(done) == {}  # a finished ticket has nothing left to fire
     due = SlaEvent.objects.get(ticket_id=fresh.pk, level=1).due_at
     assert due == deadline["response_deadline"] - timedelta(minutes=20)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_bill_code_stays_unique_without_its_pattern_index():
+    """ticketing 0011: the LIKE-prefix index goes, the unique constraint stays (same name,
+    same index: nothing rebuilt), and back again."""
+    from django.db import IntegrityError, transaction
+
+    def indexes():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'oa_ticket_bill' "
+                "AND indexdef LIKE '%%(bill_code%%' ORDER BY indexname"
+            )
+            return [name for (name,) in cursor.fetchall()]
+
+    old = _migrate([("ticketing", "0010_redundant_fk_indexes")])
+    assert indexes() == [
+        "oa_ticket_bill_bill_code_67fbca67_like",
+        "oa_ticket_bill_bill_code_key",
+    ]
+    User = old.get_model("auth", "User")
+    Ticket = old.get_model("ticketing", "Ticket")
+    customer = User.objects.create(username="customer", password="!")
+    fields = {"title": "t", "content": "c", "priority": 2, "submitted_time": timezone.now()}
+    Ticket.objects.create(bill_code="TK1", creator=customer, **fields)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from django.contrib.auth import get_user_model
+
+    from ticketing.models import Ticket as TicketNow
+
+    assert indexes() == ["oa_ticket_bill_bill_code_key"]
+    customer_now = get_user_model().objects.get(pk=customer.pk)
+    with pytest.raises(IntegrityError, match="oa_ticket_bill_bill_code_key"), transaction.atomic():
+        TicketNow.objects.create(bill_code="TK1", creator=customer_now, **fields)
+    assert list(TicketNow.objects.values_list("bill_code", flat=True)) == ["TK1"]
+
+    _migrate([("ticketing", "0010_redundant_fk_indexes")])
+    assert indexes() == [
+        "oa_ticket_bill_bill_code_67fbca67_like",
+        "oa_ticket_bill_bill_code_key",
+    ]
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())

@@ -43,9 +43,10 @@ OPEN_STATUSES = (
 class Ticket(models.Model):
     """oa_ticket_bill."""
 
-    bill_code = models.CharField(
-        verbose_name=_("bill code"), max_length=32, unique=True, editable=False
-    )
+    # Unique by a constraint (Meta), not `unique=True`: on PostgreSQL the field option also
+    # builds a varchar_pattern_ops index for LIKE 'prefix%' lookups, which nothing here makes
+    # (searches are icontains) and which every status change of every ticket would write.
+    bill_code = models.CharField(verbose_name=_("bill code"), max_length=32, editable=False)
     title = models.CharField(verbose_name=_("title"), max_length=200)
     content = models.TextField(verbose_name=_("content"))
     priority = models.PositiveSmallIntegerField(
@@ -144,6 +145,9 @@ class Ticket(models.Model):
         permissions = [
             ("approve_ticket", "Can approve or reject submitted tickets"),
             ("handle_tickets", "Can handle tickets (the no-group pool) without being in a group"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["bill_code"], name="oa_ticket_bill_bill_code_key"),
         ]
         indexes = [
             # The pool query: approved tickets of some groups in some status, newest first.
