@@ -10,22 +10,12 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from tests.browser.test_journey import PASSWORD, TIMEOUT_MS
+from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
 from ticketing import services
 from ticketing.models import ProcessStatus, Ticket
 
 pytestmark = [pytest.mark.browser]
-
-
-def log_in(page, base_url: str, username: str) -> None:
-    """Log in; where the console lands depends on the person's role, so only leaving the
-    login page is checked."""
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).not_to_have_url(re.compile(r"/accounts/login/"))
 
 
 @pytest.fixture

@@ -7,13 +7,12 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
 from ticketing import services
 
 pytestmark = [pytest.mark.browser]
 
-PASSWORD = "pw"
-TIMEOUT_MS = 10_000
 VIEWPORTS = {
     "desktop": {"viewport": {"width": 1280, "height": 800}},
     "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True},
@@ -45,16 +44,6 @@ def offered(transactional_db):
     assigned = approved(network, "Wi-Fi outage in building B", 4)
     assert assigned.handler_id == hana.pk
     return {"assigned": assigned, "pooled": pooled}
-
-
-def log_in(page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    # Returns once the landing page has loaded: its deferred scripts (keyboard shortcuts,
-    # the zone detection) run before that, so a key pressed next is never lost.
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 @pytest.mark.parametrize("device", list(VIEWPORTS))

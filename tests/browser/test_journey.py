@@ -9,23 +9,12 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
 from ticketing import services
 from ticketing.models import ReplyType, Ticket, TicketStatus
 
 pytestmark = [pytest.mark.browser]
-
-PASSWORD = "pw"
-TIMEOUT_MS = 10_000
-
-
-def log_in(page, base_url: str, username: str, lands_on: str = "/console/") -> None:
-    """Log in; /console/ is each person's home (My work for agents, My tickets otherwise)."""
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{base_url}{lands_on}")
 
 
 def submit_ticket(creator, group, title, priority=2, category=""):
@@ -173,7 +162,7 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     phone.set_default_timeout(TIMEOUT_MS)
     phone_page = phone.new_page()
-    log_in(phone_page, base, "hana")
+    log_in(phone_page, base, "hana", lands_on="/console/")
     expect(phone_page.locator(f'tr[data-ticket-id="{outage.pk}"]')).to_be_visible()
     phone_page.locator('.tabs a[data-view="pending"]').click()
     expect(phone_page.locator(f'tr[data-ticket-id="{printer.pk}"]')).to_be_visible()

@@ -18,14 +18,13 @@ from playwright.sync_api import expect
 from accounts.models import Profile
 from notifications.models import Notification
 from sla.models import SlaRule
+from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
 from ticketing import services
 from ticketing.models import Ticket, TicketStatus
 
 pytestmark = [pytest.mark.browser]
 
-PASSWORD = "pw"
-TIMEOUT_MS = 10_000
 CATALOGUE = Path(__file__).resolve().parents[2] / "locale/zh_Hans/LC_MESSAGES/django.mo"
 VIEWPORTS = {
     "desktop": {"viewport": {"width": 1280, "height": 800}},
@@ -115,16 +114,6 @@ def cast(transactional_db):
     Profile.objects.create(user=approver, language="zh-hans", time_zone="Asia/Shanghai")
     group = HandlerGroupFactory(name="网络组", members=[agent], assign_strategy=1)
     return {"agent": agent, "applicant": applicant, "approver": approver, "group": group}
-
-
-def log_in(page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.locator("#id_username").fill(username)
-    page.locator("#id_password").fill(PASSWORD)
-    page.locator("form.stack button[type=submit]").click()
-    # Returns once the landing page has loaded: its deferred scripts (keyboard shortcuts,
-    # the zone detection) run before that, so a key pressed next is never lost.
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def new_page(browser, device: str, **extra):

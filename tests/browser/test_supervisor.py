@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from insight.models import Simulation
 from routing.models import AgentPresence
-from tests.browser.test_journey import PASSWORD, TIMEOUT_MS, log_in
+from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import HandlerGroupFactory, TicketFactory, UserFactory
 from ticketing.models import ProcessStatus, TicketStatus
 
@@ -61,7 +61,7 @@ def test_the_leader_watches_the_floor_change_without_reloading(
 ):
     settings.SUPERVISOR_REFRESH_MS = 500
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    log_in(page, live_server.url, "lead_it")
+    log_in(page, live_server.url, "lead_it", lands_on="/console/")
     page.goto(f"{live_server.url}/console/supervisor/")
     live = page.locator("#live")
     expect(live).to_contain_text("2 tickets waiting", timeout=TIMEOUT_MS)
@@ -75,7 +75,7 @@ def test_the_leader_watches_the_floor_change_without_reloading(
     expect(live).to_contain_text("2 of 2 available")
 
     phone = browser.new_page(viewport={"width": 390, "height": 844})
-    log_in(phone, live_server.url, "lead_it")
+    log_in(phone, live_server.url, "lead_it", lands_on="/console/")
     phone.goto(f"{live_server.url}/console/supervisor/")
     expect(phone.locator("#live")).to_contain_text("2 tickets waiting", timeout=TIMEOUT_MS)
     width = phone.evaluate("document.scrollingElement.scrollWidth")

@@ -6,14 +6,13 @@ Screenshots go to $TEST_ARTIFACTS_DIR/screenshots."""
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
 from ticketing import services
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply
 
 pytestmark = [pytest.mark.browser]
 
-PASSWORD = "pw"
-TIMEOUT_MS = 10_000
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
@@ -32,10 +31,7 @@ def open_as(browser, base, username, size):
     context = browser.new_context(viewport=VIEWPORTS[size], is_mobile=size == "phone")
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
-    page.goto(f"{base}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, base, username)
     page.wait_for_url(f"{base}/console/**")
     return context, page
 
