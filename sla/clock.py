@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 __all__ = [
@@ -109,8 +109,10 @@ class BusinessCalendar:
         object.__setattr__(self, "holidays", frozenset(self.holidays))
 
     @classmethod
+    @cache
     def always(cls) -> BusinessCalendar:
-        """The 24×7 calendar, for rules without a calendar: business time is elapsed time."""
+        """The 24×7 calendar, for rules without a calendar: business time is elapsed time.
+        Built once (calendars are immutable); every clock start without a calendar asks."""
         return cls(tz="UTC", windows=tuple(WorkWindow(d, _MIDNIGHT, _MIDNIGHT) for d in range(7)))
 
     @property
