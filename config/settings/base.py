@@ -273,8 +273,11 @@ LOGGING = {
     },
     "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
     "handlers": {
+        # Standard output, in every process (web, worker, beat), as supervisors and
+        # container runtimes collect it; gunicorn's own start/stop lines stay on stderr.
         "console": {
             "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
             "formatter": "json",
             "filters": ["request_id", "refusal_without_traceback", "demote_chatter"],
         }

@@ -3,6 +3,7 @@ project's own command lines (runtime/commands.py), the per-second tick from the 
 schedule. The budget is generous (lag < 5 s) so the test holds on a busy machine; the README
 gives the figure measured under `make run`."""
 
+import json
 import os
 import signal
 import subprocess
@@ -56,6 +57,7 @@ def test_levels_fire_within_seconds_with_a_real_worker_and_beat(tmp_path):
         ),
         "REDIS_URL": broker,
         "CELERY_BROKER_URL": broker,
+        "LOG_LEVEL": "INFO",
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
         "CELERY_CONCURRENCY": "2",
     }
@@ -72,16 +74,17 @@ def test_levels_fire_within_seconds_with_a_real_worker_and_beat(tmp_path):
         )
         return services.ticket_approve(ticket_id=submitted.pk, approver=approver)
 
+    outputs = {name: tmp_path / f"{name}.out" for name in ("worker", "beat")}
     processes = [
         subprocess.Popen(
             command(env),
             cwd=ROOT,
             env=env,
-            stdout=subprocess.DEVNULL,
+            stdout=outputs[name].open("wb"),
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        for command in (worker_command, beat_command)
+        for name, command in (("worker", worker_command), ("beat", beat_command))
     ]
     try:
         # Live once a first level has fired (due 3.6 s after submission).
@@ -107,6 +110,10 @@ def test_levels_fire_within_seconds_with_a_real_worker_and_beat(tmp_path):
     assert len(lags) == TICKETS
     assert max(lags) < 5, lags
     assert min(lags) >= 0, lags  # never early
+    # Both log on standard output, in JSON like the web (Celery's banner aside).
+    for name, output in outputs.items():
+        logged = [json.loads(line) for line in output.read_text().splitlines() if line[:1] == "{"]
+        assert any(entry["logger"].startswith("celery") for entry in logged), name
 
 
 def _wait_for(condition, seconds: float) -> None:
