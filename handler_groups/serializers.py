@@ -8,7 +8,9 @@ from .services import ROUTING_FIELDS, ROUTING_NUMBERS
 
 class HandlerGroupSerializer(serializers.ModelSerializer):
     """Members travel as a list of user ids (`members`; `member_ids` is the same list under
-    its other name); the comma-separated column is never exposed."""
+    its other name); the comma-separated column is never exposed. The escalation contact is
+    a user id, as `escalation_contact_id` or under the name the SLA issue gives it,
+    `escalation_contact`."""
 
     members = serializers.ListField(
         child=serializers.IntegerField(min_value=1), required=False, max_length=500
@@ -23,6 +25,14 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
         min_value=1,
         help_text="Who escalation ladders can tell besides the leader (the leader's manager).",
     )
+    # Written here, read back by to_representation (the model's attribute is the user).
+    escalation_contact = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        write_only=True,
+        help_text="The same user id as escalation_contact_id.",
+    )
     assign_strategy = serializers.ChoiceField(choices=[], default=0)
     status = serializers.ChoiceField(choices=GroupStatus.choices, default=GroupStatus.ENABLED)
     overflow_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
@@ -34,6 +44,7 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             "name",
             "leader_id",
             "escalation_contact_id",
+            "escalation_contact",
             "members",
             "member_ids",
             "assign_strategy",
@@ -56,6 +67,7 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
     def to_representation(self, group: HandlerGroup) -> dict:
         data = super().to_representation(group)
         data["members"] = data["member_ids"] = group.member_ids
+        data["escalation_contact"] = group.escalation_contact_id
         return data
 
     def validate(self, attrs):
@@ -68,6 +80,17 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             attrs["member_ids"] = self._valid_members(given[0])
         elif self.instance is None:
             attrs["member_ids"] = []
+        if "escalation_contact" in attrs:
+            contact = attrs.pop("escalation_contact")
+            if "escalation_contact_id" in attrs and attrs["escalation_contact_id"] != contact:
+                raise serializers.ValidationError(
+                    {
+                        "escalation_contact": [
+                            _("Give escalation_contact or escalation_contact_id, not two users.")
+                        ]
+                    }
+                )
+            attrs["escalation_contact_id"] = _existing_user(contact, "escalation_contact")
         overflow = attrs.get("overflow_group_id")
         if overflow is not None:
             if self.instance is not None and overflow == self.instance.pk:
@@ -102,7 +125,10 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
         return _existing_user(contact_id)
 
 
-def _existing_user(user_id: int | None) -> int | None:
+def _existing_user(user_id: int | None, field: str | None = None) -> int | None:
+    """`user_id` if such a user exists (or None); a 400 naming `field` (or the field being
+    validated) otherwise."""
     if user_id is not None and not get_user_model().objects.filter(pk=user_id).exists():
-        raise serializers.ValidationError(_("No user with id %(id)s.") % {"id": user_id})
+        message = _("No user with id %(id)s.") % {"id": user_id}
+        raise serializers.ValidationError({field: [message]} if field else message)
     return user_id

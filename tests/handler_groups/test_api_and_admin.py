@@ -51,6 +51,35 @@ def test_staff_create_and_update_groups(api, staff):
     assert group.assign_strategy == 2
 
 
+def test_the_escalation_contact_is_set_under_either_name(api, staff):
+    group = HandlerGroupFactory(name="net")
+    boss, other = UserFactory(), UserFactory()
+    url = f"/api/handler-groups/{group.pk}/"
+
+    response = api.as_user(staff).patch(url, {"escalation_contact": boss.pk}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["escalation_contact"] == response.json()["escalation_contact_id"]
+    group.refresh_from_db()
+    assert group.escalation_contact_id == boss.pk
+
+    response = api.as_user(staff).patch(url, {"escalation_contact_id": other.pk}, format="json")
+    assert response.json()["escalation_contact"] == other.pk
+
+    # Two different users under the two names: refused, and nothing changes.
+    response = api.as_user(staff).patch(
+        url, {"escalation_contact": boss.pk, "escalation_contact_id": other.pk}, format="json"
+    )
+    assert response.status_code == 400
+    assert "escalation_contact" in response.json()["errors"]
+    group.refresh_from_db()
+    assert group.escalation_contact_id == other.pk
+
+    response = api.as_user(staff).patch(url, {"escalation_contact": None}, format="json")
+    assert response.status_code == 200
+    group.refresh_from_db()
+    assert group.escalation_contact_id is None
+
+
 def test_non_staff_cannot_change_groups(api, applicant):
     response = api.as_user(applicant).post(
         "/api/handler-groups/", {"name": "x", "member_ids": [], "assign_strategy": 0}, format="json"
@@ -72,6 +101,9 @@ def test_non_staff_cannot_change_groups(api, applicant):
         ({"name": "x", "member_ids": [], "assign_strategy": 42}, "assign_strategy"),
         ({"member_ids": [], "assign_strategy": 0}, "name"),
         ({"name": "x", "member_ids": [], "assign_strategy": 0, "leader_id": 999999}, "leader_id"),
+        ({"name": "x", "escalation_contact_id": 999999}, "escalation_contact_id"),
+        ({"name": "x", "escalation_contact": 999999}, "escalation_contact"),
+        ({"name": "x", "escalation_contact": 0}, "escalation_contact"),
     ],
 )
 def test_bad_group_input_is_a_400(api, staff, payload, field):
