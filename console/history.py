@@ -189,9 +189,9 @@ def _level_text(action: str, detail: dict, names: Names) -> str:
     due, deadline = detail.get("due_at"), detail.get("deadline")
     params = {"clock": clock, "level": detail.get("level"), "who": recipients}
     if due and deadline and due < deadline:  # ISO-8601 in UTC: the strings order as times
-        text = _("SLA warning (%(clock)s, level %(level)s) sent to %(who)s") % params
+        text = _("SLA warning sent to %(who)s (%(clock)s, level %(level)s)") % params
     else:
-        text = _("SLA escalation (%(clock)s, level %(level)s) sent to %(who)s") % params
+        text = _("SLA escalation sent to %(who)s (%(clock)s, level %(level)s)") % params
     priority = detail.get("priority")
     if isinstance(priority, dict):
         text += _("; priority raised")

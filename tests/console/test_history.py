@@ -77,7 +77,7 @@ def rec(action, actor_id=None, created=T0, **detail):
                 deadline="2026-03-02T10:00:00+00:00",
                 recipients=[2, 4],
             ),
-            "SLA warning (response, level 1) sent to it_bob and lead_it",
+            "SLA warning sent to it_bob and lead_it (response, level 1)",
         ),
         (
             rec(
@@ -88,7 +88,7 @@ def rec(action, actor_id=None, created=T0, **detail):
                 recipients=[2, 4, 1],
                 reassign={"group_id": 20, "moved": False, "reason": "disabled"},
             ),
-            "SLA escalation (resolve, level 2) sent to it_bob, lead_it and approver; "
+            "SLA escalation sent to it_bob, lead_it and approver (resolve, level 2); "
             "could not move it to Tier 2",
         ),
         (

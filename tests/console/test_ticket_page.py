@@ -165,7 +165,7 @@ def test_the_history_reads_in_words_for_the_team_and_publicly_for_the_applicant(
         "Approved by approver",
         f"Round robin chose {offered_to.username}",
         f"Offered to {offered_to.username} — not accepted in",
-        "SLA warning (response, level 1) sent to it_bob and lead_it",
+        "SLA warning sent to it_bob and lead_it (response, level 1)",
         "The response deadline passed without a response",
         "Declined by it_bob: not my area",
         "Transferred to it_carol in Tier 1 by lead_it",
