@@ -2,7 +2,10 @@
 before the body is read (and again by the parser while reading, for bodies without one).
 
 The default is API_MAX_BODY_BYTES; the queue ranking takes whole queues and has its own
-(QUEUEING_MAX_BODY_BYTES). Pages keep Django's DATA_UPLOAD_MAX_MEMORY_SIZE."""
+(QUEUEING_MAX_BODY_BYTES). Pages keep Django's DATA_UPLOAD_MAX_MEMORY_SIZE, which would
+otherwise refuse (as an HTML 400) an API body within its endpoint's larger limit."""
+
+import io
 
 from django.conf import settings
 from django.http import JsonResponse
@@ -51,4 +54,10 @@ class ApiBodyLimitMiddleware:
                     {"code": "payload_too_large", "detail": too_large_message(limit)},
                     status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
                 )
+            pages_limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            if pages_limit is not None and declared > pages_limit:
+                # Within this endpoint's limit: read here, as HttpRequest.body would, without
+                # the pages' smaller one.
+                body = request.read(declared)
+                request._body, request._stream = body, io.BytesIO(body)
         return self.get_response(request)

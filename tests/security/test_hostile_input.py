@@ -85,7 +85,8 @@ def test_a_body_without_a_declared_length_is_capped_while_read(settings):
 
 def test_the_largest_documented_queue_fits_as_ordinary_json(db, settings):
     """QUEUEING_MAX_PERSONS persons, indented as a person would write them, every field set:
-    under the ranking endpoint's own limit (and over the general API limit)."""
+    under the ranking endpoint's own limit (and over the general API limit and the pages'),
+    ranked; one more is the ranking's own 400."""
     person = {
         "uid": "customer-000000000000",
         "already_wait_time": 1800.5,
@@ -102,8 +103,22 @@ def test_the_largest_documented_queue_fits_as_ordinary_json(db, settings):
             {**person, "uid": f"customer-{i:012d}"} for i in range(settings.QUEUEING_MAX_PERSONS)
         ]
     }
-    size = len(json.dumps(queue, indent=4).encode())
-    assert settings.API_MAX_BODY_BYTES < size < settings.QUEUEING_MAX_BODY_BYTES
+    body = json.dumps(queue, indent=4)
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE < len(body.encode())
+    assert settings.API_MAX_BODY_BYTES < len(body.encode()) < settings.QUEUEING_MAX_BODY_BYTES
+    client = APIClient()
+    client.force_authenticate(StaffFactory())
+    # Over the pages' limit (Django's DATA_UPLOAD_MAX_MEMORY_SIZE), within the endpoint's.
+    response = client.generic("POST", "/api/queueing/rank/", body, content_type="application/json")
+    assert response.status_code == 200, response.content[:300]
+    assert len(response.json()["queue"]) == settings.QUEUEING_MAX_PERSONS
+    # One person more: the ranking's own 400 naming the limit, in the error shape.
+    queue["queue"].append({**person, "uid": "one-too-many"})
+    response = client.generic(
+        "POST", "/api/queueing/rank/", json.dumps(queue, indent=4), content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_argument"
 
 
 def test_a_ranking_request_over_its_limit_is_a_413(db, settings):
