@@ -90,7 +90,7 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
                         ]
                     }
                 )
-            attrs["escalation_contact_id"] = _existing_user(contact, "escalation_contact")
+            attrs["escalation_contact_id"] = contact
         overflow = attrs.get("overflow_group_id")
         if overflow is not None:
             if self.instance is not None and overflow == self.instance.pk:
@@ -124,11 +124,11 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
     def validate_escalation_contact_id(self, contact_id: int | None) -> int | None:
         return _existing_user(contact_id)
 
+    def validate_escalation_contact(self, contact_id: int | None) -> int | None:
+        return _existing_user(contact_id)
 
-def _existing_user(user_id: int | None, field: str | None = None) -> int | None:
-    """`user_id` if such a user exists (or None); a 400 naming `field` (or the field being
-    validated) otherwise."""
+
+def _existing_user(user_id: int | None) -> int | None:
     if user_id is not None and not get_user_model().objects.filter(pk=user_id).exists():
-        message = _("No user with id %(id)s.") % {"id": user_id}
-        raise serializers.ValidationError({field: [message]} if field else message)
+        raise serializers.ValidationError(_("No user with id %(id)s.") % {"id": user_id})
     return user_id
