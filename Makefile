@@ -25,11 +25,13 @@ dev: $(INSTALLED)
 test: check
 	$(PYTHON) -m devserver.test $(ARGS)
 
-# The static checks `make test` (and so CI) runs first: style, the layers contract, no model
+# The static checks `make test` (and so CI) runs first: style, the layers contract (every module
+# in a layer), no model
 # change without its migration, and Django's deployment checks on production settings.
 check: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(PYTHON) -m devserver.layers
 	$(PYTHON) -W ignore::RuntimeWarning manage.py makemigrations --check --dry-run
 	$(DEPLOY_ENV) $(PYTHON) manage.py check --deploy --fail-level WARNING
 

@@ -51,7 +51,7 @@ def _prepare(tickets: int, members: int, strategy: int = 1):
     from django.db import connection
 
     from handler_groups.services import handler_group_save
-    from ticketing import services
+    from workflow import services
 
     reset()
     users = [User.objects.get_or_create(username=f"bench_m{i}")[0] for i in range(members)]
@@ -85,7 +85,7 @@ def _approve_chunk(approver_id: int, chunk: list[int], barrier, cpu=None) -> int
     from django.contrib.auth.models import User
     from django.db import connection, connections
 
-    from ticketing import services
+    from workflow import services
 
     approver = User.objects.get(pk=approver_id)
     with connection.cursor() as cursor:
@@ -226,7 +226,7 @@ def bench_one_approval(members: int, samples: int) -> None:
     from django.contrib.auth.models import User
     from django.db import connection
 
-    from ticketing import services
+    from workflow import services
 
     approver, ids = _prepare(samples, members)
     approver = User.objects.get(pk=approver.pk)
@@ -370,7 +370,7 @@ def fill(n: int) -> tuple[list[int], list[int]]:
 def time_pool(user_ids: list[int], runs: int) -> list[float]:
     from django.contrib.auth.models import User
 
-    from ticketing.selectors import pool_for
+    from workflow.selectors import pool_for
 
     rng = random.Random(7)
     users = list(User.objects.filter(pk__in=user_ids))

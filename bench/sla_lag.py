@@ -38,8 +38,8 @@ def main() -> None:
     from sla import ladder
     from sla.models import SlaEvent, SlaRule
     from sla.rules import set_levels
-    from ticketing import services
     from ticketing.models import Ticket
+    from workflow import services
 
     applicant, _ = User.objects.get_or_create(username="lag_bench_applicant")
     approver, _ = User.objects.get_or_create(username="lag_bench_approver")

@@ -10,12 +10,17 @@ from config.health import healthz, readyz
 from config.metrics import prometheus_metrics
 from config.views import api_not_found, favicon
 from handler_groups.apis import HandlerGroupViewSet
-from insight.apis import SimulationViewSet
+from insight.apis import (
+    AssignmentMetricsView,
+    ErlangCView,
+    QueueMetricsView,
+    SimulationViewSet,
+    StaffingView,
+)
 from notifications.apis import NotificationViewSet
-from routing.apis import AssignmentMetricsView, ErlangCView, PresenceViewSet, StaffingView
-from routing.queue_apis import QueueMetricsView
+from routing.apis import PresenceViewSet
 from sla.apis import SlaReportView, SlaRuleViewSet
-from ticketing.apis import TicketViewSet
+from workflow.apis import TicketViewSet
 
 # Path converters, not regexes: a viewset's `lookup_value_converter = "int"` makes its {id} an
 # integer in the URL and so in the OpenAPI schema; anything else is no route, a JSON 404

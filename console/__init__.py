@@ -2,8 +2,11 @@
 ticket page (views/pool.py, views/ticket.py), the applicant's tickets and submission form
 (views/applicant.py), the approvers' queue (views/approvals.py), the in-app inbox
 (views/inbox.py) and the leaders' SLA compliance page (views/sla.py, its chart in charts.py).
-Pages parse a form, check `ticketing.access` (the SLA page `sla.reports.report_scope`, the
-rule the report API uses too) and call one service; they never re-derive a rule.
+The supervisor dashboard (views/supervisor.py) reads insight. Pages parse a form, check
+`ticketing.access` or the leader rule (`handler_groups.selectors.groups_led_by`; the SLA page
+through `sla.reports.report_scope`, as the report API) and call one service; they never
+re-derive a rule.
 
-May import: ticketing (flows and core), routing, sla, notifications, handler_groups, config.
+May import: insight, workflow, ticketing, routing, sla, notifications, handler_groups,
+accounts, config.
 Imported by: config.urls only."""

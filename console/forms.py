@@ -100,7 +100,7 @@ class PoolFilterForm(forms.Form):
         return sum(1 for name in names if self.data.get(name) not in (None, ""))
 
     def pool_arguments(self, default_view: str = "pending") -> dict:
-        """Keyword arguments for `ticketing.selectors.pool_for`."""
+        """Keyword arguments for `workflow.selectors.pool_for`."""
         data = self.cleaned_data
         group = data.get("handler_group")
         view = self.chosen_view(default_view)
@@ -145,7 +145,7 @@ class TicketSubmitForm(forms.Form):
         self.fields["handler_group"].queryset = _enabled_groups()
 
     def submit_arguments(self) -> dict:
-        """Keyword arguments for `ticketing.services.ticket_submit` (without the creator)."""
+        """Keyword arguments for `workflow.services.ticket_submit` (without the creator)."""
         data = self.cleaned_data
         group = data.get("handler_group")
         return {

@@ -2,7 +2,7 @@
 
 `describe(record, names)` is pure (no query): `load_names(records)` reads every user and group
 the records mention in one query each, beforehand. Which records a viewer may read, and with
-which details, is `ticketing.selectors.records_for`'s business; this only puts them in words."""
+which details, is `workflow.selectors.records_for`'s business; this only puts them in words."""
 
 from dataclasses import dataclass, field
 from datetime import datetime

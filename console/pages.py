@@ -17,8 +17,9 @@ from accounts.preferences import chosen_time_zone
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from notifications import selectors as inbox_selectors
 from sla.reports import may_read_reports
-from ticketing import access, selectors
+from ticketing import access
 from ticketing.models import Ticket
+from workflow import selectors
 
 DEFAULT_BADGE_POLL_MS = 15_000
 PAGE_SIZE = 20

@@ -1,6 +1,13 @@
+from datetime import datetime, time, timedelta
+
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
+from sla.serializers import DayOrDateTimeField
+
+from . import erlang
+from .queue_figures import BUCKETS as QUEUE_BUCKETS
 from .scenarios import MAX_RECORDED_DAYS, ParamsError, parse_synthetic
 from .simulator import SIMULATED_STRATEGIES
 
@@ -90,3 +97,266 @@ class SimulationOutput(serializers.Serializer):
 class SimulationQueued(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
+
+
+class MetricsQuery(serializers.Serializer):
+    group = serializers.IntegerField(min_value=1)
+    date = serializers.DateField(required=False)
+
+    def validate_date(self, value):
+        if value.year < 2000 or value.year > 9000:
+            raise serializers.ValidationError(_("Out of range."))
+        return value
+
+
+class AgentMetrics(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField(allow_null=True)
+    assigned = serializers.IntegerField()
+    missed = serializers.IntegerField()
+    declined = serializers.IntegerField()
+
+
+class MetricsOutput(serializers.Serializer):
+    group = serializers.IntegerField()
+    date = serializers.DateField()
+    agents = AgentMetrics(many=True)
+    assigned = serializers.IntegerField()
+    missed = serializers.IntegerField()
+    declined = serializers.IntegerField()
+    overflowed = serializers.IntegerField()
+    reclaimed_then_assigned = serializers.IntegerField()
+    stddev_assigned = serializers.FloatField(allow_null=True)
+    pick_ms_p50 = serializers.FloatField(allow_null=True)
+    pick_ms_p95 = serializers.FloatField(allow_null=True)
+
+
+def _above(limit: float, value: float) -> float:
+    if value <= limit:
+        raise serializers.ValidationError(_("Must be greater than %(limit)s.") % {"limit": limit})
+    return value
+
+
+def _below(limit: float, value: float) -> float:
+    if value >= limit:
+        raise serializers.ValidationError(_("Must be less than %(limit)s.") % {"limit": limit})
+    return value
+
+
+class ErlangCQuery(serializers.Serializer):
+    """The Erlang C calculator's inputs (query parameters); defaults in insight/erlang.py."""
+
+    arrivals = serializers.FloatField(
+        min_value=0, max_value=10_000_000, help_text="Arrivals in the interval (may be a mean)."
+    )
+    aht_seconds = serializers.FloatField(
+        max_value=30 * 86400, help_text="Average handle time in seconds; greater than 0."
+    )
+    interval_minutes = serializers.FloatField(
+        default=erlang.DEFAULT_INTERVAL_MINUTES,
+        max_value=1440,
+        help_text="Length of the interval the arrivals fall in, in minutes; greater than 0.",
+    )
+    target_seconds = serializers.FloatField(
+        default=erlang.DEFAULT_TARGET_SECONDS,
+        min_value=0,
+        max_value=30 * 86400,
+        help_text="Service-level answer time in seconds.",
+    )
+    service_level = serializers.FloatField(
+        default=erlang.DEFAULT_SERVICE_LEVEL,
+        help_text="Share to answer within target_seconds; strictly between 0 and 1.",
+    )
+    shrinkage = serializers.FloatField(
+        default=erlang.DEFAULT_SHRINKAGE,
+        min_value=0,
+        help_text="Share of paid time not available to take work; at least 0, less than 1.",
+    )
+    max_occupancy = serializers.FloatField(
+        default=erlang.DEFAULT_MAX_OCCUPANCY,
+        max_value=1,
+        help_text="Occupancy cap (traffic ÷ agents); greater than 0, at most 1.",
+    )
+
+    def validate_aht_seconds(self, value):
+        return _above(0, value)
+
+    def validate_interval_minutes(self, value):
+        return _above(0, value)
+
+    def validate_service_level(self, value):
+        return _below(1, _above(0, value))
+
+    def validate_shrinkage(self, value):
+        return _below(1, value)
+
+    def validate_max_occupancy(self, value):
+        return _above(0, value)
+
+    def validate(self, attrs):
+        load = erlang.traffic(attrs["arrivals"], attrs["interval_minutes"], attrs["aht_seconds"])
+        if load > erlang.MAX_TRAFFIC_ERLANGS:
+            message = _("Traffic over %(max)s Erlangs is not supported.") % {
+                "max": erlang.MAX_TRAFFIC_ERLANGS
+            }
+            raise serializers.ValidationError({"arrivals": [message], "aht_seconds": [message]})
+        return attrs
+
+
+class ErlangCOutput(serializers.Serializer):
+    raw_agents = serializers.IntegerField(
+        help_text="Smallest number of agents meeting the service level and the occupancy cap."
+    )
+    agents = serializers.IntegerField(
+        help_text="raw_agents grossed up for shrinkage: ceil(raw_agents / (1 − shrinkage))."
+    )
+    service_level = serializers.FloatField(help_text="Service level at raw_agents.")
+    occupancy = serializers.FloatField(help_text="Occupancy at raw_agents.")
+    probability_of_waiting = serializers.FloatField(help_text="Erlang C at raw_agents.")
+    asa_seconds = serializers.FloatField(help_text="Average speed of answer at raw_agents.")
+
+
+class StaffingQuery(serializers.Serializer):
+    group = serializers.IntegerField(min_value=1)
+    date = serializers.DateField(required=False, help_text="A local date; default today.")
+
+    def validate_date(self, value):
+        if value.year < 2000 or value.year > 9000:
+            raise serializers.ValidationError(_("Out of range."))
+        return value
+
+
+class StaffingHour(serializers.Serializer):
+    hour = serializers.IntegerField()
+    start = serializers.DateTimeField()
+    forecast_arrivals = serializers.FloatField()
+    traffic_erlangs = serializers.FloatField()
+    aht_seconds = serializers.FloatField()
+    required_agents = serializers.IntegerField(allow_null=True)
+    available_agents = serializers.FloatField(
+        allow_null=True, help_text="Average members available over the hour; null if ahead."
+    )
+    gap = serializers.FloatField(allow_null=True, help_text="available − required.")
+
+
+class StaffingOutput(serializers.Serializer):
+    group = serializers.IntegerField()
+    date = serializers.DateField()
+    time_zone = serializers.CharField()
+    weeks = serializers.IntegerField()
+    interval_minutes = serializers.IntegerField()
+    target_answer_seconds = serializers.IntegerField()
+    service_level_target = serializers.FloatField()
+    max_occupancy = serializers.FloatField()
+    aht_seconds = serializers.FloatField()
+    aht_measured = serializers.BooleanField(
+        help_text="False when the group completed nothing in the weeks: aht_seconds is a default."
+    )
+    aht_sample = serializers.IntegerField()
+    hours = StaffingHour(many=True)
+
+
+# GET /api/metrics/queue/ (insight/queue_figures.py computes it).
+# The longest range per bucket size: a month of hours, a year of days.
+QUEUE_RANGE_LIMIT_DAYS = {"hour": 31, "day": 366}
+
+
+class QueueMetricsQuery(serializers.Serializer):
+    """One group's queue metrics per hour or day over [from, to), widened to whole buckets."""
+
+    group = serializers.IntegerField(min_value=1, help_text="The handler group's id.")
+    to = DayOrDateTimeField(
+        end_of_range=True,
+        required=False,
+        help_text="End of the range (exclusive; a date includes that day). Default: the end "
+        "of today.",
+    )
+    bucket = serializers.ChoiceField(
+        choices=list(QUEUE_BUCKETS), default="hour", help_text="hour (default) or day."
+    )
+
+    def validate(self, attrs):
+        # A bad range is reported on the bound the caller gave last: `to`, or `from` alone.
+        blame = "to" if "to" in attrs or "from" not in attrs else "from"
+        if "to" not in attrs:
+            attrs["to"] = timezone.make_aware(
+                datetime.combine(timezone.localdate() + timedelta(days=1), time.min)
+            )
+        limit = QUEUE_RANGE_LIMIT_DAYS[attrs["bucket"]]
+        if "from" not in attrs:
+            back = timedelta(days=1 if attrs["bucket"] == "hour" else 7)
+            try:
+                attrs["from"] = timezone.localtime(attrs["to"]) - back
+            except OverflowError:
+                raise serializers.ValidationError({"to": [_("Out of range.")]}) from None
+        if attrs["from"] >= attrs["to"]:
+            message = _("Must be after 'from'.") if blame == "to" else _("Must be before 'to'.")
+            raise serializers.ValidationError({blame: [message]})
+        # Wall-clock days (one tzinfo on both sides): a daylight-saving change does not count.
+        if timezone.localtime(attrs["to"]) - timezone.localtime(attrs["from"]) > timedelta(
+            days=limit
+        ):
+            raise serializers.ValidationError(
+                {
+                    blame: [
+                        _("At most %(limit)s days from 'from' to 'to' with %(bucket)s buckets.")
+                        % {"limit": limit, "bucket": attrs["bucket"]}
+                    ]
+                }
+            )
+        return attrs
+
+
+# "from" is a Python keyword: declare the field under its query-string name.
+QueueMetricsQuery._declared_fields["from"] = DayOrDateTimeField(
+    required=False,
+    help_text="Start of the range (a date: that day's start). Default: a day (hour buckets) "
+    "or a week (day buckets) before 'to'.",
+)
+
+
+class QueueAgentMetrics(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField(allow_null=True)
+    assigned = serializers.IntegerField(help_text="The group's assignments to them.")
+    occupancy = serializers.FloatField(
+        allow_null=True,
+        help_text="Time with at least one accepted ticket ÷ time available (0..1); null when "
+        "nothing of the bucket was available.",
+    )
+
+
+class QueueBucket(serializers.Serializer):
+    start = serializers.DateTimeField()
+    arrivals = serializers.IntegerField(help_text="Tickets approved into the group.")
+    assigned = serializers.IntegerField(help_text="The group's assignment events.")
+    time_to_assign_p50_seconds = serializers.FloatField(
+        allow_null=True, help_text="Approval → first assignment, of the bucket's arrivals."
+    )
+    time_to_assign_p95_seconds = serializers.FloatField(allow_null=True)
+    time_to_accept_p50_seconds = serializers.FloatField(
+        allow_null=True, help_text="First assignment → first acceptance, of the arrivals."
+    )
+    time_to_accept_p95_seconds = serializers.FloatField(allow_null=True)
+    abandoned = serializers.IntegerField(help_text="Arrivals closed without ever being accepted.")
+    service_level = serializers.FloatField(
+        allow_null=True,
+        help_text="Share of the arrivals assigned within target_answer_seconds (0..1).",
+    )
+    agents = QueueAgentMetrics(many=True)
+    assigned_stddev = serializers.FloatField(
+        allow_null=True, help_text="Population standard deviation of the agents' counts."
+    )
+
+
+class QueueMetricsOutput(serializers.Serializer):
+    group = serializers.IntegerField()
+    bucket = serializers.ChoiceField(choices=list(QUEUE_BUCKETS))
+    target_answer_seconds = serializers.IntegerField()
+    occupancy_basis = serializers.ChoiceField(
+        choices=["presence", "bucket"],
+        help_text="presence (a group routing by presence): time available is the agents' "
+        "recorded presence (available, wrap-up); bucket (any other group): the whole bucket "
+        "up to now.",
+    )
+    buckets = QueueBucket(many=True)

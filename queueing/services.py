@@ -5,7 +5,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from . import metrics, ranking, store
+from . import gauges, ranking, store
 from .ranking import Customer, JumpListReader, Order, Persons, RankedEntry, Swap
 
 logger = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ def _rank_with_redis(
             rendered = render(result)
     except store.Unavailable as exc:
         degraded = True
-        metrics.rank_degraded.inc()
+        gauges.rank_degraded.inc()
         logger.warning(
             "queueing rank degraded: Redis unavailable",
             extra={"trace_id": trace_id, "degraded": True, "error": str(exc)},
@@ -190,7 +190,7 @@ def _rank_with_redis(
         rendered = None if render is None else render(result)
 
     elapsed = time.perf_counter() - started
-    metrics.rank_duration.observe(elapsed)
+    gauges.rank_duration.observe(elapsed)
     if isinstance(result, Order):
         first_uids = [uids[p] for p in result.order[:10]]
     else:

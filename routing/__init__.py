@@ -3,12 +3,12 @@
 Owns agents' presence (AgentPresence, the Redis idle pools and the Lua pick in idle_pool.py,
 reconciliation), the assignment strategies (a registry keyed by the source system's codes,
 one eligibility rule, member figures in one statement from the handlers' load rows, which
-triggers on the ticket table keep: loads.py), routing at approval and transfer
-(route.py), draining a group's queue (drain.py), offers and reclaims (offers.py), overflow,
-the periodic sweeps, AssignmentEvent (one row per routing outcome) and the assignment
-metrics, the presence history (PresenceSpan) and staffing (Erlang C in erlang.py, pure
-arithmetic; required against available agents per hour in staffing.py), with the presence,
-metrics and staffing APIs.
+triggers on the ticket table keep: loads.py), routing at approval and transfer (route.py),
+draining a group's pool (drain.py), offers and reclaims (offers.py), overflow, the periodic
+sweeps, and the record of what routing did: AssignmentEvent (one row per routing outcome),
+RoutingDecision (why this member) and PresenceSpan (the presence history), with the presence
+API. What supervisors read from that record (figures, staffing) is insight's.
 
-May import: ticketing's core (models, lifecycle, transitions, notify), sla, handler_groups,
-notifications, config. Imported by: ticketing's flows (services, apis), console, config.urls."""
+May import: ticketing's core (models, lifecycle, transitions, notify, access), sla,
+handler_groups, notifications, config. Imported by: demo, workflow, insight, console,
+config.urls."""

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from config.errors import ConflictError
 from config.openapi import DetailErrorBody, errors
-from handler_groups.models import HandlerGroup
+from handler_groups.selectors import supervises_any
 from ticketing.models import OPEN_STATUSES, ProcessStatus, Ticket
 
 from .ladder import Level
@@ -116,7 +116,7 @@ class StaffWritesLeadersRead(permissions.BasePermission):
         user = request.user
         if user.is_staff:
             return True
-        if not HandlerGroup.objects.filter(leader=user).exists():
+        if not supervises_any(user):
             self.message = _("Only staff and group leaders may read SLA rules.")
             return False
         return request.method in permissions.SAFE_METHODS

@@ -8,7 +8,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.errors import Forbidden
-from handler_groups.models import HandlerGroup
+from handler_groups.access import require_supervisor
+from handler_groups.selectors import groups_led_by, supervises_any
 
 GROUPINGS = {
     "handler_group": "t.handler_group_id",
@@ -104,11 +105,8 @@ def report_scope(user, *, handler_group: int | None = None) -> list[int] | None:
     """The handler groups whose SLA figures `user` may read, for the report API and the
     leaders' page alike: None for every group (staff), else the groups they lead, or the one
     asked for. Raises Forbidden for anyone else, and for a group a leader does not lead."""
-    allowed = None
-    if not user.is_staff:
-        allowed = list(HandlerGroup.objects.filter(leader=user).values_list("pk", flat=True))
-        if not allowed:
-            raise Forbidden(_("Only staff and group leaders may read SLA reports."))
+    require_supervisor(user, _("Only staff and group leaders may read SLA reports."))
+    allowed = None if user.is_staff else list(groups_led_by(user).values_list("pk", flat=True))
     if handler_group is None:
         return allowed
     if allowed is not None and handler_group not in allowed:
@@ -118,9 +116,7 @@ def report_scope(user, *, handler_group: int | None = None) -> list[int] | None:
 
 def may_read_reports(user) -> bool:
     """Staff and group leaders (the console shows them the SLA page's link)."""
-    if not user.is_authenticated:
-        return False
-    return user.is_staff or HandlerGroup.objects.filter(leader=user).exists()
+    return supervises_any(user)
 
 
 DAILY_SERIES = (

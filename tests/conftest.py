@@ -2,7 +2,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.factories import ApproverFactory, StaffFactory, UserFactory
-from ticketing import services as ticket_services
+from workflow import services as ticket_services
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ from pathlib import Path
 import grimp
 import pytest
 
+from devserver import layers
+
 ROOT = Path(__file__).resolve().parents[1]
 APPS = [
     "config",
@@ -20,6 +22,8 @@ APPS = [
     "ticketing",
     "sla",
     "routing",
+    "demo",
+    "workflow",
     "insight",
     "console",
 ]
@@ -82,6 +86,18 @@ def test_the_layers_contract_holds():
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout
+
+
+def test_every_module_is_in_a_layer():
+    assert layers.unlayered(*layers.contract()) == []
+
+
+def test_a_module_in_no_layer_is_found():
+    roots, entries = layers.contract()
+    assert "workflow.services" in layers.modules(roots)
+    assert layers.unlayered(roots, [e for e in entries if e != "workflow"]) == [
+        m for m in layers.modules(roots) if m == "workflow" or m.startswith("workflow.")
+    ]
 
 
 def test_no_import_cycle_between_modules():

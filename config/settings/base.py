@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "notifications",
     "queueing",
     "ticketing",
+    "workflow",
     "sla",
     "routing",
     "insight",

@@ -13,7 +13,7 @@ from config.errors import InvalidArgument
 from console.badges import with_badges
 from console.forms import TicketSubmitForm
 from console.pages import LIST_RELATED, PAGE_SIZE, detail_url, render_console
-from ticketing import selectors, services
+from workflow import selectors, services
 
 
 @login_required

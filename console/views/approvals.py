@@ -17,9 +17,10 @@ from django.views.decorators.http import require_GET, require_POST
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from console.forms import BulkApproveForm, RejectForm
 from console.pages import PAGE_SIZE, error_message, perform, render_console, visible_ticket
-from ticketing import access, selectors, services
+from ticketing import access
 from ticketing.lifecycle import IllegalTransition
 from ticketing.models import ProcessStatus, Ticket
+from workflow import selectors, services
 
 from .ticket import action_failed
 

@@ -13,16 +13,17 @@ from django.views.decorators.http import require_GET
 from console.badges import with_badges
 from console.forms import DEFAULT_SORT, POOL_VIEWS, PoolFilterForm
 from console.pages import LIST_RELATED, PAGE_SIZE, render_console
-from ticketing import access, selectors
+from ticketing import access
 from ticketing.lifecycle import actions_allowed_now
 from ticketing.models import Ticket
+from workflow import selectors
 
 EMPTY_POOL = {
     "mine": gettext_lazy("Nothing assigned to you right now."),
     "pending": gettext_lazy("No tickets waiting in your groups' pools."),
     "all": gettext_lazy("No tickets in your groups yet."),
 }
-# My work's sections, in order (ticketing.selectors.with_work_section).
+# My work's sections, in order (workflow.selectors.with_work_section).
 WORK_SECTIONS = (
     gettext_lazy("Waiting for you to accept"),
     gettext_lazy("In progress"),

@@ -2,7 +2,7 @@
 Live part (refreshed every few seconds without a reload, by static/js/supervisor.js fetching
 `?part=live`): agents and their states, waiting tickets and the oldest wait per group, SLA
 deadlines and escalation levels due in the next 30 minutes. Day part: today's assignments per
-agent and their spread, required vs available agents per hour (Erlang C, routing/staffing.py),
+agent and their spread, required vs available agents per hour (Erlang C, insight/staffing.py),
 and the latest strategy simulation side by side."""
 
 import statistics
@@ -22,10 +22,11 @@ from django.views.decorators.http import require_GET
 from console.charts import comparison_chart_svg, staffing_chart_svg
 from console.pages import render_console
 from handler_groups.models import GroupStatus, HandlerGroup
+from handler_groups.selectors import groups_led_by
 from insight.models import Simulation
+from insight.staffing import staffing
 from routing.models import AssignmentEvent, PresenceState
 from routing.selectors import presence_rows, waiting_by_group
-from routing.staffing import staffing
 from sla.models import SlaEvent
 from ticketing.models import OPEN_STATUSES, ProcessStatus
 
@@ -34,10 +35,8 @@ DUE_HORIZON = timedelta(minutes=30)
 
 
 def groups_in_scope(user) -> list[HandlerGroup]:
-    groups = HandlerGroup.objects.filter(status=GroupStatus.ENABLED).order_by("name")
-    if not user.is_staff:
-        groups = groups.filter(leader=user)
-    return list(groups)
+    """The enabled groups the dashboard shows `user` (the leader rule: groups_led_by)."""
+    return list(groups_led_by(user).filter(status=GroupStatus.ENABLED).order_by("name"))
 
 
 def _presence_label(state: str) -> str:

@@ -31,8 +31,9 @@ from sla import services as sla_services
 from sla.models import SlaOutcome
 from sla.selectors import sla_badge, sla_timeline
 from sla.timeline import timeline_svg
-from ticketing import access, selectors, services
+from ticketing import access
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketStatus
+from workflow import selectors, services
 
 
 def _record_rows(audience: access.Audience, ticket: Ticket) -> list[dict]:

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
+from workflow import services
 
 pytestmark = [pytest.mark.browser]
 

@@ -20,8 +20,8 @@ from notifications.models import Notification
 from sla.models import SlaRule
 from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 pytestmark = [pytest.mark.browser]
 

@@ -8,8 +8,8 @@ from playwright.sync_api import expect
 
 from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply
+from workflow import services
 
 pytestmark = [pytest.mark.browser]
 

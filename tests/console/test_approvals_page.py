@@ -10,8 +10,8 @@ from django.utils import timezone
 from accounts.models import Profile
 from notifications.models import Notification
 from tests.factories import ApproverFactory
-from ticketing import services
 from ticketing.models import ProcessStatus, Ticket, TicketRecord
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from sla import services as sla_services
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

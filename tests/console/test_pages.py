@@ -12,8 +12,8 @@ from console.badges import badge_display, duration_text
 from notifications.models import Notification
 from notifications.sending import send
 from tests.factories import HandlerGroupFactory, StaffFactory, UserFactory
-from ticketing import services
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 
@@ -585,7 +585,7 @@ def test_a_ticket_with_no_group_is_acceptable_by_any_handler(as_user, submit, ap
 
 
 def test_completed_ticket_page_shows_the_sla_outcome(client, pooled, handlers):
-    from ticketing import services
+    from workflow import services
 
     services.ticket_accept(ticket_id=pooled.pk, handler=handlers[0])
     services.ticket_complete(ticket_id=pooled.pk, handler=handlers[0])

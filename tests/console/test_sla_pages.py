@@ -19,7 +19,7 @@ from sla.scanner import sla_scan
 from sla.selectors import sla_timeline
 from sla.services import sla_pause, sla_resume
 from tests.factories import ApproverFactory, HandlerGroupFactory, StaffFactory, UserFactory
-from ticketing import services
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -13,9 +13,9 @@ from rest_framework.test import APIClient
 from accounts.models import Profile
 from sla import services as sla_services
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketRecord, TicketReply
 from ticketing.transitions import record
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.utils.dateparse import parse_datetime
 
 from accounts.models import Profile
 from tests.factories import ApproverFactory, UserFactory
-from ticketing import services
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -196,7 +196,7 @@ def test_minimal_group_defaults_to_manual_with_no_members(api, staff):
 
 
 def test_round_robin_cursor_follows_people_when_members_change(api, staff, approver):
-    from ticketing import services
+    from workflow import services
 
     a, b, c, d = (UserFactory(username=n) for n in "abcd")
     group = HandlerGroupFactory(members=[a, b, c], assign_strategy=1)

@@ -7,8 +7,8 @@ import pytest
 from config.errors import ConflictError
 from tests.concurrency import run_in_parallel
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketRecord
+from workflow import services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

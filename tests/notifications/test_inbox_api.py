@@ -81,7 +81,7 @@ def test_bad_unread_filter_is_a_400(api, alice):
 
 def test_lifecycle_events_reach_the_inbox(api, applicant, approver):
     from tests.factories import HandlerGroupFactory
-    from ticketing import services
+    from workflow import services
 
     handler = UserFactory(username="handler")
     group = HandlerGroupFactory(members=[handler], assign_strategy=1)
@@ -122,7 +122,7 @@ def test_delivery_state_is_visible_on_the_message(api, alice, monkeypatch):
 
 def test_taking_a_ticket_from_the_pool_lands_in_the_takers_inbox(api, applicant, approver):
     from tests.factories import HandlerGroupFactory
-    from ticketing import services
+    from workflow import services
 
     handler = UserFactory(username="grabber")
     group = HandlerGroupFactory(members=[handler], assign_strategy=0)

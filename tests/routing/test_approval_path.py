@@ -23,9 +23,9 @@ from sla.models import ClockSegment, SlaEvent
 from sla.selectors import _enabled_rules
 from tests.concurrency import run_in_parallel
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.lifecycle import IllegalTransition
 from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
+from workflow import services
 
 
 def submit(group, applicant, **kwargs):

@@ -4,8 +4,8 @@ import pytest
 
 from routing.strategies.registry import get_strategy, strategy_choices
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

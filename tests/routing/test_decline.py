@@ -11,8 +11,8 @@ from django.utils import timezone
 from routing import drain, offers
 from routing.models import AssignmentEvent
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketRecord, TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

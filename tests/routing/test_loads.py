@@ -18,8 +18,8 @@ from routing.offers import reclaim_offer
 from routing.strategies.candidates import member_rows
 from tests.concurrency import run_in_parallel
 from tests.factories import ApproverFactory, HandlerGroupFactory, TicketFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 # The figures counted from the tickets themselves (what routing read before the load rows).
 COUNTED_SQL = """

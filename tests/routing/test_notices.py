@@ -13,8 +13,8 @@ from notifications.models import Notification, NotifyTemplate
 from routing import notices
 from routing.models import AssignmentEvent
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import ProcessStatus, TicketStatus
+from workflow import services
 
 
 @pytest.fixture

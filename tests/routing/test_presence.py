@@ -76,7 +76,7 @@ def test_sweep_takes_silent_agents_offline_and_they_keep_their_tickets(acd, agen
 def test_wrap_up_after_completion_then_back_to_available(
     acd, agents, approver, applicant, on_commit
 ):
-    from ticketing import services
+    from workflow import services
 
     now = timezone.now()
     with on_commit(execute=True):

@@ -7,8 +7,8 @@ from django.db import connection
 from routing import route as route_module
 from routing.models import AssignmentEvent
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import ProcessStatus, Ticket, TicketStatus
+from workflow import services
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from notifications.models import Notification
 from routing import drain, idle_pool, offers, overflow, presence
 from routing.models import AssignmentEvent
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from django.utils import timezone
 from routing import idle_pool, presence, reconcile
 from tests.concurrency import run_in_parallel
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 
 @pytest.mark.django_db

@@ -20,8 +20,8 @@ from notifications.sending import send
 from routing.models import AgentPresence
 from sla import services as sla_services
 from tests.factories import HandlerGroupFactory, StaffFactory, UserFactory
-from ticketing import services as ticket_services
 from ticketing.models import ReplyType, Ticket, TicketRecord, TicketReply
+from workflow import services as ticket_services
 
 pytestmark = pytest.mark.django_db
 

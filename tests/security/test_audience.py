@@ -8,8 +8,8 @@ from rest_framework.test import APIClient
 from routing.models import AgentPresence
 from sla.models import SlaRule
 from tests.factories import ApproverFactory, HandlerGroupFactory, StaffFactory, UserFactory
-from ticketing import services
 from ticketing.models import ReplyType, Ticket, TicketRecord
+from workflow import services
 
 
 @pytest.fixture

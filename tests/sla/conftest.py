@@ -5,7 +5,7 @@ import pytest
 
 from sla.models import Calendar, SlaRule, WorkingWindow
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
+from workflow import services
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 

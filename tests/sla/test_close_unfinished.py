@@ -13,8 +13,8 @@ from sla.models import ClockResult, ClockSegment, SlaOutcome
 from sla.services import sla_pause
 from tests.factories import UserFactory
 from tests.sla.conftest import T0
-from ticketing import services
 from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,8 @@ from sla.rules import rule_save, set_levels
 from sla.scanner import sla_scan
 from tests.factories import HandlerGroupFactory, UserFactory
 from tests.sla.conftest import T0
-from ticketing import services
 from ticketing.models import Ticket
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

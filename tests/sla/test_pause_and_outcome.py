@@ -6,7 +6,7 @@ from config.errors import ConflictError
 from sla.models import ClockSegment
 from sla.services import sla_pause, sla_resume
 from tests.sla.conftest import T0
-from ticketing import services
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import pytest
 
 from tests.factories import HandlerGroupFactory, UserFactory
 from tests.sla.conftest import T0
-from ticketing import services
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import pytest
 from sla.serializers import ReportRow
 from tests.factories import HandlerGroupFactory, UserFactory
 from tests.sla.conftest import T0
-from ticketing import services
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

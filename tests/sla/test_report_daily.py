@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from sla.reports import sla_daily
 from tests.sla.conftest import T0
-from ticketing import services
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

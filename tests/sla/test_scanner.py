@@ -10,8 +10,8 @@ from notifications.models import Notification
 from sla.scanner import sla_scan
 from sla.services import sla_pause
 from tests.sla.conftest import T0
-from ticketing import services
 from ticketing.models import Ticket
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

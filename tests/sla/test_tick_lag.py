@@ -22,7 +22,7 @@ from sla import ladder
 from sla.models import SlaEvent, SlaRule
 from sla.rules import set_levels
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing import services
+from workflow import services
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKETS = 6

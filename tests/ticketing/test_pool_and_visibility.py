@@ -3,8 +3,8 @@
 import pytest
 
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing import services
 from ticketing.models import TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing.selectors import pool_for
+from workflow.selectors import pool_for
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """seed_demo --history-days: a believable, consistent past for the demo groups and tickets in
-every console state now (ticketing/demo_history.py)."""
+every console state now (demo/history.py)."""
 
 import time
 from collections import Counter
@@ -10,10 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.db import transaction
 
+from demo import history as demo_history
 from handler_groups.models import HandlerGroup
 from routing.models import AgentPresence, AssignmentEvent, PresenceSpan, PresenceState
 from sla.models import ClockResult, SlaEvent, SlaOutcome
-from ticketing import demo_history
 from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
 
 pytestmark = pytest.mark.django_db

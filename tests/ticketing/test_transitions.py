@@ -6,10 +6,11 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from ticketing import lifecycle, services
+from ticketing import lifecycle
 from ticketing.lifecycle import IllegalTransition
 from ticketing.models import TicketRecord
 from ticketing.transitions import Along, apply_transition_along
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,11 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from routing import presence, staffing
+from insight import staffing
+from routing import presence
 from routing.models import PresenceSpan
 from tests.factories import HandlerGroupFactory, StaffFactory, TicketFactory, UserFactory
-from tests.routing.test_erlang import exact_service_level
+from tests.insight.test_erlang import exact_service_level
 
 pytestmark = pytest.mark.django_db
 

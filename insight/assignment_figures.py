@@ -8,10 +8,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
+from routing.models import AssignmentEvent
 from ticketing import lifecycle
 from ticketing.models import TicketRecord
-
-from .models import AssignmentEvent
 
 
 def _percentile(values: list[float], p: float) -> float | None:
@@ -24,7 +23,7 @@ def _percentile(values: list[float], p: float) -> float | None:
     return round(ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo), 3)
 
 
-def assignment_metrics(*, group: HandlerGroup, day: date) -> dict:
+def assignment_figures(*, group: HandlerGroup, day: date) -> dict:
     start = timezone.make_aware(datetime.combine(day, time.min))
     events = AssignmentEvent.objects.filter(
         group=group, created__gte=start, created__lt=start + timedelta(days=1)

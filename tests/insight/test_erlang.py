@@ -1,4 +1,4 @@
-"""Erlang C (routing/erlang.py) against published figures and two independent
+"""Erlang C (insight/erlang.py) against published figures and two independent
 implementations (exact rationals with factorials; log-space sums with lgamma), its properties
 (hypothesis), large traffic, and GET /api/staffing/erlang-c/ through HTTP."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from routing import erlang
+from insight import erlang
 from tests.factories import HandlerGroupFactory, StaffFactory, UserFactory
 
 # --- independent implementations --------------------------------------------------------

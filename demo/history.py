@@ -51,8 +51,7 @@ from sla.models import (
     SlaOutcome,
 )
 from sla.selectors import match_rule
-
-from .models import ProcessStatus, Ticket, TicketRecord, TicketStatus
+from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
 
 DEFAULT_SEED = 13
 

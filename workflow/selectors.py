@@ -2,8 +2,8 @@
 
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 
-from .access import Audience, is_approver, pool_scope, visible_tickets
-from .models import (
+from ticketing.access import Audience, is_approver, pool_scope, visible_tickets
+from ticketing.models import (
     OPEN_STATUSES,
     ProcessStatus,
     ReplyType,

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the ranking, in prometheus_client's default registry."""
+"""Prometheus gauges and counters of the ranking, in prometheus_client's default registry."""
 
 from prometheus_client import Counter, Histogram
 

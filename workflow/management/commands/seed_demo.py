@@ -101,7 +101,7 @@ class Command(BaseCommand):
     def seed_history(self, users, days: int, seed: int | None) -> None:
         from django.utils import timezone
 
-        from ticketing import demo_history
+        from demo import history as demo_history
 
         groups = list(HandlerGroup.objects.filter(name__in=demo_history.GROUPS))
         if demo_history.history_present(groups):

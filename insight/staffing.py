@@ -1,5 +1,5 @@
 """Staffing per hour of a day for one group: forecast arrivals, measured handle time, the
-agents Erlang C requires (routing/erlang.py) and the agents who were available.
+agents Erlang C requires (insight/erlang.py) and the agents who were available.
 
 All hours are local (the active time zone). For the date D:
 
@@ -25,10 +25,10 @@ from django.db.models.functions import ExtractHour
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
+from routing.models import PresenceSpan, PresenceState
 from ticketing.models import Ticket
 
 from . import erlang
-from .models import PresenceSpan, PresenceState
 
 WEEKS = 4
 INTERVAL_MINUTES = 60

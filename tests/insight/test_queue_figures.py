@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 
 from handler_groups.models import HandlerGroup
+from insight.queue_figures import queue_figures_statement
 from routing.models import AssignmentEvent, PresenceSpan
-from routing.queue_metrics import queue_metrics_statement
 from tests.factories import HandlerGroupFactory, StaffFactory, TicketFactory, UserFactory
 from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
 
@@ -436,7 +436,7 @@ def test_the_plan_uses_indexes_and_a_call_is_a_few_statements(
 ):
     group = busy_history
     date_from, date_to = datetime(2025, 2, 10, tzinfo=UTC), datetime(2025, 2, 11, tzinfo=UTC)
-    sql, params, _ = queue_metrics_statement(
+    sql, params, _ = queue_figures_statement(
         group=group, date_from=date_from, date_to=date_to, bucket="hour"
     )
     # The group's tickets and events of the range are reached through indexes: the group's

@@ -18,11 +18,10 @@ from routing import presence
 from routing.offers import decline_offer, offer_answered
 from routing.route import lock_group, route
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
-
-from . import lifecycle, notify
-from .lifecycle import IllegalTransition
-from .models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
-from .transitions import apply_transition, apply_transition_along, record
+from ticketing import lifecycle, notify
+from ticketing.lifecycle import IllegalTransition
+from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
+from ticketing.transitions import apply_transition, apply_transition_along, record
 
 logger = logging.getLogger(__name__)
 

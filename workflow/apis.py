@@ -9,9 +9,10 @@ from config.openapi import errors
 from routing.decisions import decisions_for
 from routing.serializers import RoutingDecisionOutput
 from sla import services as sla_services
+from ticketing import access
+from ticketing.models import ReplyType, Ticket
 
-from . import access, selectors, services
-from .models import ReplyType, Ticket
+from . import selectors, services
 from .serializers import (
     REPLY_TYPES,
     DeclineInput,

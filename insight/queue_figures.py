@@ -37,15 +37,13 @@ widened to whole buckets):
 import json
 from datetime import datetime
 
-from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
+from routing.models import AssignmentEvent, PresenceSpan, PresenceState
 from ticketing.models import ProcessStatus
-
-from .models import AssignmentEvent, PresenceState
 
 BUCKETS = ("hour", "day")
 # Presence states in which an agent counts as available for work (not offline, not on a break).
@@ -56,20 +54,12 @@ AVAILABLE_STATES = (PresenceState.AVAILABLE, PresenceState.WRAP_UP)
 NO_PRESENCE_SQL = "SELECT NULL::bigint AS user_id, NULL::tstzmultirange AS ranges WHERE false"
 
 
-def _presence_span_model():
-    """routing.PresenceSpan (one row per presence state an agent was in) when it exists."""
-    try:
-        return apps.get_model("routing", "PresenceSpan")
-    except LookupError:
-        return None
-
-
 def _available_sql(group: HandlerGroup) -> tuple[str, str]:
     """The CTE giving each agent's available time as a multirange, and the basis's name: the
     presence history for a group that routes by presence, else the whole bucket (a group
     whose members do not keep presence has no history to read)."""
-    model = _presence_span_model()
-    if model is None or not group.requires_presence:
+    model = PresenceSpan
+    if not group.requires_presence:
         return NO_PRESENCE_SQL, "bucket"
     q = connection.ops.quote_name
     col = {f: q(model._meta.get_field(f).column) for f in ("user", "state", "started", "ended")}
@@ -256,7 +246,7 @@ def _seconds(value) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
-def queue_metrics_statement(
+def queue_figures_statement(
     *, group: HandlerGroup, date_from: datetime, date_to: datetime, bucket: str
 ) -> tuple[str, dict, str]:
     """The statement computing the figures, its parameters and the occupancy basis."""
@@ -283,12 +273,12 @@ def queue_metrics_statement(
     return sql, params, basis
 
 
-def queue_metrics(
+def queue_figures(
     *, group: HandlerGroup, date_from: datetime, date_to: datetime, bucket: str
 ) -> dict:
     """Per bucket of `bucket` ("hour" or "day") from the bucket holding `date_from` to the one
     holding the instant before `date_to`; see the module's docstring for the definitions."""
-    sql, params, basis = queue_metrics_statement(
+    sql, params, basis = queue_figures_statement(
         group=group, date_from=date_from, date_to=date_to, bucket=bucket
     )
     with connection.cursor() as cursor:
