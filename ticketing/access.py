@@ -182,7 +182,7 @@ def require(action: str, user, ticket: Ticket, audience: Audience | None = None)
 
 
 def require_approver(user) -> None:
-    """For the approvers' queue (no ticket yet)."""
+    """For the approvers' list (no ticket yet)."""
     if not is_approver(user):
         raise Forbidden(str(_("Only approvers have an approval queue.")))
 
