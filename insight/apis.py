@@ -109,6 +109,15 @@ class SimulationViewSet(viewsets.GenericViewSet):
         )
 
 
+def _group_and_day(request, query_class, refusal: str):
+    """The supervised group and local day (default today) a figures read is about: 400 for a
+    bad query, 404 for no such group, 403 (`refusal`) unless the caller supervises it."""
+    query = query_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    group = supervised_group(request.user, query.validated_data["group"], refusal)
+    return group, query.validated_data.get("date") or timezone.localdate()
+
+
 class AssignmentMetricsView(APIView):
     """Per-agent assignment counts, misses, the spread (standard deviation) of per-agent
     counts and pick latency percentiles for one group and day. Staff and the group's leader."""
@@ -119,14 +128,9 @@ class AssignmentMetricsView(APIView):
         responses={200: MetricsOutput, **errors(400, 401, 403, 404)},
     )
     def get(self, request):
-        query = MetricsQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        group = supervised_group(
-            request.user,
-            query.validated_data["group"],
-            _("Only staff and the group's leader may read its metrics."),
+        group, day = _group_and_day(
+            request, MetricsQuery, _("Only staff and the group's leader may read its metrics.")
         )
-        day = query.validated_data.get("date") or timezone.localdate()
         return Response(assignment_figures(group=group, day=day))
 
 
@@ -183,14 +187,9 @@ class StaffingView(APIView):
         responses={200: StaffingOutput, **errors(400, 401, 403, 404)},
     )
     def get(self, request):
-        query = StaffingQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        group = supervised_group(
-            request.user,
-            query.validated_data["group"],
-            _("Only staff and the group's leader may read its staffing."),
+        group, day = _group_and_day(
+            request, StaffingQuery, _("Only staff and the group's leader may read its staffing.")
         )
-        day = query.validated_data.get("date") or timezone.localdate()
         return Response(StaffingOutput(staffing(group=group, day=day)).data)
 
 
