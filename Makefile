@@ -32,6 +32,7 @@ check: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(PYTHON) -m devserver.layers
+	$(PYTHON) -m devserver.commits
 	$(PYTHON) -W ignore::RuntimeWarning manage.py makemigrations --check --dry-run
 	$(DEPLOY_ENV) $(PYTHON) manage.py check --deploy --fail-level WARNING
 
