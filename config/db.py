@@ -30,6 +30,9 @@ from psycopg.types.json import JsonbBinaryLoader
 
 JSONB_OID = 3802
 
+# What bench/approvals.py --compare switches off to measure each device (always on otherwise).
+DEVICES = {"prepared": True, "constraints": True}
+
 
 class _PreparingCursor(psycopg.Cursor):
     """Server-side binding, every statement prepared once per connection, and results in
@@ -59,6 +62,10 @@ def prepared_cursor(using: str = DEFAULT_DB_ALIAS):
     its place needs a cast in the SQL (`%s::jsonb`). Rows come as Django's own cursor gives
     them (timestamps in the connection's zone, jsonb as text), read in binary."""
     db = connections[using]
+    if not DEVICES["prepared"]:
+        with db.cursor() as cursor:
+            yield cursor
+        return
     # As Django's own cursor(): a connection the server closed (CONN_HEALTH_CHECKS) is
     # replaced rather than failed.
     db.close_if_health_check_failed()
@@ -94,7 +101,7 @@ def checking_constraints_now(using: str = DEFAULT_DB_ALIAS):
     lock) the checks of what it wrote before taking the lock are then done before it, not at
     the COMMIT under it. In someone else's transaction the statement just runs."""
     db = connections[using]
-    if not outermost_atomic(using):
+    if not DEVICES["constraints"] or not outermost_atomic(using):
         yield
         return
     db.ensure_connection()

@@ -80,28 +80,36 @@ def send(
     dedupe_key: str,
     ticket_id: int | None = None,
     now: datetime | None = None,
+    readers: dict | None = None,
 ) -> list[Notification]:
     """Notify each recipient (users or user ids; duplicates collapse) once per dedupe_key.
     Returns the messages newly written (empty when all were sent before). Raises
-    TemplateError for an unknown template or a missing parameter, writing nothing."""
+    TemplateError for an unknown template or a missing parameter, writing nothing.
+    `readers` (accounts.preferences.Reader by recipient), when the caller has read them
+    already; read here otherwise."""
     return send_batch(
         template_code=template_code,
         messages=[Message(recipients, params, dedupe_key, ticket_id)],
         now=now,
+        readers=readers,
     )
 
 
 def send_batch(
-    *, template_code: str, messages: list[Message], now: datetime | None = None
+    *,
+    template_code: str,
+    messages: list[Message],
+    now: datetime | None = None,
+    readers: dict | None = None,
 ) -> list[Notification]:
     """`send` for many events of one template in a constant number of queries (the SLA
     scanner's path). All messages render before anything is written: one bad message
     refuses the batch."""
     now = now or timezone.now()
     template, wordings = _template(template_code)
-    readers = reader_settings(
-        _user_id(r) for message in messages for r in message.recipients if r is not None
-    )
+    recipients = [_user_id(r) for message in messages for r in message.recipients if r is not None]
+    if readers is None or any(r not in readers for r in recipients):
+        readers = reader_settings(recipients)
     rows = _rows(template_code, wordings, messages, readers, now)
     if not template.enabled:
         logger.info("notification template disabled", extra={"template": template_code})

@@ -34,6 +34,9 @@ logger = logging.getLogger(__name__)
 # The delayed offer check, enqueued by name (routing/tasks.py defines it): services and tasks
 # do not import each other both ways.
 RECLAIM_OFFER_TASK = "ticketing.reclaim_offer"
+# What bench/approvals.py --compare switches off: the notice written inside the assignment's
+# statement (off: by notifications.send, after it, in the same transaction).
+DEVICES = {"notice_in_statement": True}
 
 
 DECISION_INSERT_SQL = (
@@ -173,7 +176,8 @@ def route(
         overflowed,
         bool(exclude),
     ]
-    notice = _notice(ticket, group, handler_id, now, readers)
+    in_statement = DEVICES["notice_in_statement"]
+    notice = _notice(ticket, group, handler_id, now, readers) if in_statement else None
     notice_alongs = [
         Along(name, sql, params, columns=columns)
         for name, sql, params, columns in (
@@ -205,6 +209,8 @@ def route(
         ],
     )
     ticket.handler_group = group
+    if not in_statement:
+        notify.told_of_assignment(ticket, group, readers=readers)
     if notice is not None:
         (sent,) = read["notice_sent"]
         delivered = read.get("notice_delivered")
