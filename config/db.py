@@ -21,14 +21,19 @@ lock).
 
 May import: Django and psycopg only."""
 
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
+from functools import cache
+from typing import TypeVar
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Model
 from psycopg.pq import Format
 from psycopg.types.json import JsonbBinaryLoader
 
 JSONB_OID = 3802
+M = TypeVar("M", bound=Model)
 
 # What bench/approvals.py --compare switches off to measure each device (always on otherwise).
 DEVICES = {"prepared": True, "constraints": True}
@@ -109,3 +114,42 @@ def checking_constraints_now(using: str = DEFAULT_DB_ALIAS):
     with db.wrap_database_errors, raw.pipeline():
         raw.execute("SET CONSTRAINTS ALL IMMEDIATE", prepare=False)
         yield
+
+
+def instances(
+    model: type[M],
+    rows: Iterable[Sequence],
+    attnames: Sequence[str] | None = None,
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+) -> list[M]:
+    """The model instances of raw rows (a cursor, or rows read from one), as a queryset would
+    build them: each value through its field's converters from the database (a JSONField
+    parses its text), then `Model.from_db`, so that `_state` says loaded from `using` (a
+    save() updates rather than inserts). `attnames`: the fields' attnames in the rows' column
+    order; all the model's concrete fields, in their order, by default."""
+    names = tuple(attnames or (f.attname for f in model._meta.concrete_fields))
+    converters = _converters(model, names, using)
+    db = connections[using]
+    found = []
+    for row in rows:
+        values = list(row)
+        for index, field, field_converters in converters:
+            for converter in field_converters:
+                values[index] = converter(values[index], field, db)
+        found.append(model.from_db(using, names, values))
+    return found
+
+
+@cache
+def _converters(model: type[Model], attnames: tuple[str, ...], using: str) -> list[tuple]:
+    """(position, field, converters) of the columns whose field has converters."""
+    db = connections[using]
+    by_attname = {f.attname: f for f in model._meta.concrete_fields}
+    found = []
+    for index, attname in enumerate(attnames):
+        field = by_attname[attname]
+        field_converters = db.ops.get_db_converters(field) + field.get_db_converters(db)
+        if field_converters:
+            found.append((index, field, field_converters))
+    return found
