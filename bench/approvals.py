@@ -449,7 +449,6 @@ def bench_rounds(args) -> None:
 DEVICES = {
     "prepared": ("config.db", "prepared"),
     "constraints": ("config.db", "constraints"),
-    "notice": ("routing.route", "notice_in_statement"),
 }
 
 

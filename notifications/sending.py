@@ -1,9 +1,7 @@
 """Sending: one service, exactly once. `send` writes, in the caller's transaction, one inbox
 message per recipient and one outbox row per external delivery; a unique constraint on
 (recipient, dedupe_key) makes a replayed event harmless. The deliveries are enqueued after
-commit by the task's name (delivery.py performs them). `compose` renders a send without
-writing it, for a caller that writes it inside its own statement (an assignment and its
-agent's notice: `Composed.statements`).
+commit by the task's name (delivery.py performs them).
 
 Each recipient reads the message in their own language and time zone (accounts.preferences
 reader_settings): the template's translation for their language when there is one, else its
@@ -34,7 +32,6 @@ from .models import (
     Notification,
     NotifyTemplate,
     NotifyTemplateTranslation,
-    OutboxDelivery,
 )
 from .rendering import TemplateError, render
 
@@ -147,102 +144,6 @@ def send_batch(
     return notifications
 
 
-@dataclass(frozen=True)
-class Composed:
-    """A send rendered and ready, not yet written: the statements that write it go into a
-    caller's own statement (`statements`), so that a message is written by the very statement
-    that makes the event it tells of (an assignment and its notice: one statement, so the
-    agent is told exactly when the assignment commits)."""
-
-    template_code: str
-    rows: list[tuple]  # the inbox rows (see _rows)
-    deliveries: list[tuple]  # recipient, dedupe key, channel, target, idempotency key
-    now: datetime
-
-    def statements(
-        self, name: str = "notice", *, when: str = "true"
-    ) -> list[tuple[str, str, list, list[str]]]:
-        """(CTE name, SQL, params, columns the caller reads back) for the caller's WITH:
-        `<name>` writes the inbox rows if the SQL condition `when` holds (the caller's own
-        write happened: `EXISTS (SELECT 1 FROM <its CTE>)`; ON CONFLICT DO NOTHING, as `send`),
-        `<name>_deliveries` the outbox rows of the rows it wrote, and two one-row reads,
-        `<name>_sent` (sent: how many inbox rows were written) and `<name>_delivered` (ids:
-        the outbox rows), which `written` takes after the statement ran."""
-        statements = [
-            (
-                name,
-                f"{_INSERT_SQL} SELECT * FROM (VALUES "
-                f"{','.join([_TYPED_ROW_SQL] * len(self.rows))}) AS v WHERE {when} "
-                f"{_ON_CONFLICT_SQL} RETURNING id, recipient_id, dedupe_key",
-                [value for row in self.rows for value in row],
-                [],
-            ),
-            (f"{name}_sent", f"SELECT count(*) AS sent FROM {name}", [], ["sent"]),
-        ]
-        if self.deliveries:
-            columns = list(zip(*self.deliveries, strict=True))
-            statements += [
-                (
-                    f"{name}_deliveries",
-                    f"INSERT INTO {OutboxDelivery._meta.db_table} (notification_id, channel, "
-                    "target, status, attempts, next_attempt_at, last_error, idempotency_key, "
-                    f"created) SELECT n.id, d.channel, d.target, %s, 0, %s, '', d.key, %s "
-                    f"FROM {name} n JOIN unnest(%s::bigint[], %s::text[], %s::text[], "
-                    "%s::text[], %s::text[]) AS d(recipient_id, dedupe_key, channel, target, "
-                    "key) ON d.recipient_id = n.recipient_id AND d.dedupe_key = n.dedupe_key "
-                    "ON CONFLICT DO NOTHING RETURNING id",
-                    [DeliveryStatus.PENDING.value, self.now, self.now, *map(list, columns)],
-                    [],
-                ),
-                (
-                    f"{name}_delivered",
-                    f"SELECT array_agg(id) AS ids FROM {name}_deliveries",
-                    [],
-                    ["ids"],
-                ),
-            ]
-        return statements
-
-    def written(self, sent: int, delivery_ids: list[int] | None) -> None:
-        """What the caller's statement wrote (its `_sent` and `_delivered` reads): counted,
-        and the deliveries enqueued once the caller's transaction commits."""
-        SENT.labels(self.template_code).inc(sent)
-        DUPLICATES.labels(self.template_code).inc(len(self.rows) - sent)
-        if delivery_ids:
-            ids = list(delivery_ids)
-            transaction.on_commit(lambda: enqueue_deliveries(ids))
-
-
-def compose(
-    *,
-    template_code: str,
-    message: Message,
-    now: datetime,
-    readers: dict | None = None,
-) -> Composed | None:
-    """`send`, rendered but not written (see Composed): None when there is nothing to write
-    (a disabled template, nobody to tell). `readers` (accounts.preferences.Reader by
-    recipient), when the caller has read them already; read here otherwise. Raises
-    TemplateError as `send` does, before anything is written."""
-    template, wordings = _template(template_code)
-    recipients = [_user_id(r) for r in message.recipients if r is not None]
-    if readers is None or any(r not in readers for r in recipients):
-        readers = reader_settings(recipients)
-    rows = _rows(template_code, wordings, [message], readers, now)
-    if not template.enabled:
-        logger.info("notification template disabled", extra={"template": template_code})
-        return None
-    if not rows:
-        return None
-    found = _deliveries(template_code, template.channels, [(r[0], r[5]) for r in rows], readers)
-    return Composed(
-        template_code,
-        rows,
-        [(*value, key) for key, value in found.items()],
-        now,
-    )
-
-
 def _template(code: str):
     """The template and its wordings (memoised), or TemplateError."""
     loaded = _templates.get(code, lambda: _load_template(code))
@@ -340,14 +241,6 @@ def _neutral(value) -> str:
         return value.isoformat()
     return str(value)
 
-
-# Composed's (the notice in the assignment's statement), while bench --compare measures it.
-_INSERT_SQL = (
-    f"INSERT INTO {Notification._meta.db_table} (recipient_id, template_code, title, content, "
-    "params, dedupe_key, ticket_id, created)"
-)
-_TYPED_ROW_SQL = "(%s::bigint,%s,%s,%s,%s::jsonb,%s,%s::bigint,%s::timestamptz)"
-_ON_CONFLICT_SQL = "ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING"
 
 INSERT_ONCE_SQL = """
 INSERT INTO oa_notification
@@ -452,10 +345,8 @@ def enqueue_deliveries(delivery_ids: list[int]) -> None:
 
 
 __all__ = [
-    "Composed",
     "Message",
     "TemplateError",
-    "compose",
     "enqueue_deliveries",
     "send",
     "send_batch",

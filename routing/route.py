@@ -4,7 +4,7 @@ group's queue. The caller holds the group row lock, taken before ticket rows (an
 takes the ticket's first, by approving it, and then the group's: `lock_group`).
 
 May import: routing's strategies and models, ticketing's core (models, lifecycle, transitions,
-notify), handler_groups, notifications (the notice it writes with an assignment), config."""
+notify), handler_groups, config."""
 
 import logging
 from collections.abc import Collection, Mapping
@@ -20,8 +20,6 @@ from psycopg.pq import TransactionStatus
 
 from config.db import instances, prepared_cursor
 from handler_groups.models import HandlerGroup
-from notifications import sending
-from notifications.rendering import TemplateError
 from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
 from ticketing.transitions import Along, apply_transition_along
@@ -35,9 +33,6 @@ logger = logging.getLogger(__name__)
 # The delayed offer check, enqueued by name (routing/tasks.py defines it): services and tasks
 # do not import each other both ways.
 RECLAIM_OFFER_TASK = "ticketing.reclaim_offer"
-# What bench/approvals.py --compare switches off: the notice written inside the assignment's
-# statement (off: by notifications.send, after it, in the same transaction).
-DEVICES = {"notice_in_statement": True}
 
 
 DECISION_INSERT_SQL = """
@@ -64,7 +59,6 @@ INSERT INTO oa_assignment_event
     (group_id, ticket_id, user_id, kind, strategy, pick_ms, overflowed, reclaimed, created,
      notified)
 SELECT %s, upd.id, upd.handler_id, %s, %s, %s, %s, %s, upd.assigned_time, true FROM upd
-RETURNING id
 """
 """The assignment's event: its agent and instant are the assignment's own (`upd`). Notified:
 the agent's notice is written in the same transaction (route: `notify.told_of_assignment`),
@@ -123,10 +117,11 @@ def route(
 
     Every decision a group's strategy makes is recorded (RoutingDecision): what it saw,
     `trigger` (why routing ran: approval, transfer, drain, reclaim, decline, overflow,
-    escalation) and the outcome. An assignment is one statement: the ticket's transition
+    escalation) and the outcome. An assignment is one statement — the ticket's transition
     with its audit record, the round-robin cursor, the decision, the assignment event and the
-    agent's notice (inbox message and outbox deliveries, rendered for them before the
-    statement), so the agent is told exactly when, and only if, the assignment commits."""
+    fold of the member's load rows (docs/adr/0001-one-statement-assignment.md) — followed in
+    the same transaction by the agent's notice (notifications.send: inbox message and outbox
+    deliveries), so the agent is told exactly when, and only if, the assignment commits."""
     handler_id, pick_ms, members, readers = None, None, None, None
     cursor = group.last_assign_index if group is not None else None
     if group is not None:
@@ -171,15 +166,7 @@ def route(
         overflowed,
         bool(exclude),
     ]
-    in_statement = DEVICES["notice_in_statement"]
-    notice = _notice(ticket, group, handler_id, now, readers) if in_statement else None
-    notice_alongs = [
-        Along(name, sql, params, columns=columns)
-        for name, sql, params, columns in (
-            notice.statements("notice", when="EXISTS (SELECT 1 FROM upd)") if notice else ()
-        )
-    ]
-    ticket, read = apply_transition_along(
+    ticket, _ = apply_transition_along(
         ticket_id=ticket.pk,
         transition=lifecycle.ASSIGN,
         actor_id=actor_id,
@@ -198,39 +185,18 @@ def route(
                 DECISION_ALONG_SQL,
                 _decision_values(group, trigger, outcome, handler_id, members, now),
             ),
-            Along("event", EVENT_ALONG_SQL, event, columns=["id"]),
-            *notice_alongs,
+            Along("event", EVENT_ALONG_SQL, event),
             *_fold_along(handler_id, group, now),
         ],
     )
     ticket.handler_group = group
-    if not in_statement:
-        notify.told_of_assignment(ticket, group, readers=readers)
-    if notice is not None:
-        (sent,) = read["notice_sent"]
-        delivered = read.get("notice_delivered")
-        notice.written(sent, delivered[0] if delivered else None)
+    # The agent's notice, in the same transaction: it commits with the assignment or not at
+    # all. A template that cannot render is logged and the assignment goes on; a failed
+    # write (SQL) aborts the transaction and takes the whole approval with it.
+    notify.told_of_assignment(ticket, group, readers=readers)
     if group.offer_timeout_seconds:
         schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
     return ticket
-
-
-def _notice(ticket: Ticket, group: HandlerGroup, handler_id: int, now: datetime, readers):
-    """The agent's assignment notice, rendered for them (notifications.sending.compose), or
-    None: nothing to write (the template disabled) or a template that cannot render (logged
-    and counted by compose; the assignment must not fail for it)."""
-    template_code, message = notify.assignment_message(
-        ticket, group=group, handler_id=handler_id, assigned_time=now
-    )
-    try:
-        return sending.compose(
-            template_code=template_code, message=message, now=now, readers=readers
-        )
-    except TemplateError:
-        logger.warning(
-            "notification not sent", extra={"ticket_id": ticket.pk, "template": template_code}
-        )
-        return None
 
 
 def _queue(

@@ -1,6 +1,6 @@
 """Member rows for routing in one query: account, presence, load, offers, today's count,
 last assignment and capacity of every member of a group, and how to write to them (the
-chosen member's assignment notice is written in the assignment's own statement)."""
+chosen member's assignment notice is written in the assignment's transaction)."""
 
 from datetime import datetime
 from functools import cache

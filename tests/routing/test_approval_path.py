@@ -35,7 +35,7 @@ def submit(group, applicant, **kwargs):
 
 
 @pytest.mark.django_db
-def test_an_approval_is_five_statements_and_two_compare_and_sets_write_everything(
+def test_an_approval_is_seven_statements_and_two_compare_and_sets_write_the_ticket(
     applicant, approver, monkeypatch, settings, request, django_capture_on_commit_callbacks
 ):
     settings.REFERENCE_CACHE_SECONDS = 60  # rules and templates memoised, as in production
@@ -59,9 +59,12 @@ def test_an_approval_is_five_statements_and_two_compare_and_sets_write_everythin
     ]
     # What the clocks start from; the approval with its record, the clocks and the
     # escalation events; the group's lock; the member figures (and how to write to them);
-    # the assignment with its record, the cursor, the decision, the event and the agent's
-    # notice with its e-mail delivery. Only the last three hold the group lock.
-    assert len(statements) == 5, statements
+    # the assignment with its record, the cursor, the decision, the event and the fold; the
+    # agent's notice (read for them with the member figures); its e-mail delivery. The last
+    # five hold the group lock.
+    assert len(statements) == 7, statements
+    assert statements[5].split()[:3] == ["INSERT", "INTO", "oa_notification"], statements[5]
+    assert statements[6].split()[:3] == ["INSERT", "INTO", "oa_notify_outbox"], statements[6]
     assert statements[2].endswith("FROM oa_ticket_handler_group WHERE id = $1 FOR NO KEY UPDATE")
     assert approved.handler_id == agents[1].pk
     assert approved.ticket_status == TicketStatus.PENDING_PROCESS
