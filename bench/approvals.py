@@ -413,9 +413,24 @@ def bench_pool(n: int, runs: int) -> None:
         )
 
 
-def bench_rounds(args) -> None:
-    """Approvals in threads, then --rounds of approvals beside the bare-pattern ceiling: each
-    round's ratio, the CPU bound, and their medians."""
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tickets", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--members", type=int, default=20)
+    parser.add_argument("--pool-size", type=int, default=1_000_000)
+    parser.add_argument("--pool-runs", type=int, default=100)
+    parser.add_argument("--bare-transactions", type=int, default=8000)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    setup_django()
+    print(
+        f"approvals: {args.tickets} tickets, {args.workers} concurrent workers, "
+        f"{args.members}-member RR group; {args.rounds} rounds of approvals and the bare "
+        "pattern one after the other (a shared machine's speed drifts: each round's ratio is "
+        "measured within minutes)"
+    )
     bench_threads(args.tickets, args.workers, args.members)
     ratios, rates, ceilings, bounds = [], [], [], []
     for round_number in range(1, args.rounds + 1):
@@ -443,85 +458,6 @@ def bench_rounds(args) -> None:
             else ""
         )
     )
-
-
-# The devices of the approval path --compare can switch off: (module, key) of the switch.
-DEVICES = {
-    "prepared": ("config.db", "prepared"),
-    "constraints": ("config.db", "constraints"),
-}
-
-
-def _switch(device: str, on: bool) -> None:
-    import importlib
-
-    module, key = DEVICES[device]
-    importlib.import_module(module).DEVICES[key] = on
-
-
-def compare_device(args) -> None:
-    """Approvals/s with `args.compare` on and off, both in every round (in alternating
-    order, so a drift of the machine's speed favours neither), beside the ceiling; the
-    medians and the ratio off/on of each round."""
-    device = args.compare
-    print(f"  comparing: {device} on and off, {args.rounds} rounds")
-    rates: dict[bool, list[float]] = {True: [], False: []}
-    ratios, ceilings = [], []
-    for round_number in range(1, args.rounds + 1):
-        order = (True, False) if round_number % 2 else (False, True)
-        for on in order:
-            _switch(device, on)
-            print(f"  {device} {'on' if on else 'off'}:")
-            rate, _ = bench_approvals(args.tickets, args.workers, args.members)
-            rates[on].append(rate)
-        _switch(device, True)
-        ceiling = bench_bare_ceiling(args.workers, args.bare_transactions)
-        ceilings.append(ceiling)
-        ratios.append(rates[False][-1] / rates[True][-1])
-        print(
-            f"  round {round_number}/{args.rounds}: ceiling {ceiling:6.0f} tx/s; {device} on "
-            f"{rates[True][-1]:.0f} ({rates[True][-1] / ceiling:.0%} of it), off "
-            f"{rates[False][-1]:.0f} ({rates[False][-1] / ceiling:.0%}); off/on "
-            f"{ratios[-1]:.2f}",
-            flush=True,
-        )
-    on, off = statistics.median(rates[True]), statistics.median(rates[False])
-    print(
-        f"  median of {args.rounds} rounds: {device} on {on:.0f} approvals/s, off {off:.0f} "
-        f"approvals/s, ceiling {statistics.median(ceilings):.0f} tx/s; off/on ratio median "
-        f"{statistics.median(ratios):.2f} (rounds {min(ratios):.2f}–{max(ratios):.2f})"
-    )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tickets", type=int, default=2000)
-    parser.add_argument("--workers", type=int, default=8)
-    parser.add_argument("--members", type=int, default=20)
-    parser.add_argument("--pool-size", type=int, default=1_000_000)
-    parser.add_argument("--pool-runs", type=int, default=100)
-    parser.add_argument("--bare-transactions", type=int, default=8000)
-    parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument(
-        "--compare",
-        choices=sorted(DEVICES),
-        help="measure one device of the approval path switched on and off, alternating "
-        "within each round, beside the bare-pattern ceiling",
-    )
-    args = parser.parse_args()
-    setup_django()
-    print(
-        f"approvals: {args.tickets} tickets, {args.workers} concurrent workers, "
-        f"{args.members}-member RR group; {args.rounds} rounds of approvals and the bare "
-        "pattern one after the other (a shared machine's speed drifts: each round's ratio is "
-        "measured within minutes)"
-    )
-    if args.compare:
-        compare_device(args)
-        reset()
-        return
-    bench_rounds(args)
     bench_one_approval(args.members, args.samples)
     if args.pool_size:
         bench_pool(args.pool_size, args.pool_runs)
