@@ -5,9 +5,10 @@ names the person, their profile's language applies to the answer (messages and e
 the console's middleware does for a signed-in browser.
 
 The token is looked up on every request (a revoked token stops working at once; nothing is
-remembered in the process) in one prepared statement that also reads the person, their
-profile and their permissions (their own and their groups'): the profile's language and a
-`has_perm` check (an endpoint's permission class) then cost no query of their own."""
+remembered in the process) in one prepared statement (TOKEN_SQL) that also reads the
+person, their profile and their permissions (their own and their groups'): the profile's
+language and a `has_perm` check (an endpoint's permission class) then cost no query of
+their own."""
 
 import binascii
 import functools
