@@ -17,11 +17,12 @@ from ticketing.models import Ticket
 from .models import AssignmentEvent
 
 SWEEP_GRACE = timedelta(seconds=10)
-# The claim, raw: it runs after every approval that assigns (the ORM's update compiles for
-# longer than PostgreSQL takes to run it).
-CLAIM_SQL = (
-    f"UPDATE {AssignmentEvent._meta.db_table} SET notified = true WHERE id = %s AND NOT notified"
-)
+CLAIM_SQL = """
+    UPDATE oa_assignment_event SET notified = true WHERE id = %s AND NOT notified
+"""
+"""Claims the telling of one assignment (compare-and-set: one caller wins; it locks that event
+row until the claimer's transaction ends, so a second claimer waits and then finds it told).
+Raw SQL because the ORM's update compiles for longer than PostgreSQL takes to run it."""
 
 
 def send_assignment_notice(

@@ -189,14 +189,19 @@ def sync_events(
         ).update(state=EventState.SKIPPED)
 
 
-START_EVENTS_SQL = (
-    f"INSERT INTO {SlaEvent._meta.db_table} "
-    "(ticket_id, clock, level, escalation_level_id, due_at, state, fired_at) "
-    "SELECT upd.id, e.clock, e.level, e.level_id, e.due_at, %s, NULL FROM upd, "
-    "unnest(%s::varchar[], %s::smallint[], %s::bigint[], %s::timestamptz[]) "
-    "AS e(clock, level, level_id, due_at) "
-    "ON CONFLICT DO NOTHING"
-)
+START_EVENTS_SQL = """
+    INSERT INTO oa_sla_event (ticket_id, clock, level, escalation_level_id, due_at, state,
+                              fired_at)
+    SELECT upd.id, e.clock, e.level, e.level_id, e.due_at, %s, NULL
+      FROM upd,
+           unnest(%s::varchar[], %s::smallint[], %s::bigint[], %s::timestamptz[])
+             AS e(clock, level, level_id, due_at)
+    ON CONFLICT DO NOTHING
+"""
+"""A fresh ticket's escalation events, one per level (parameters: the pending state, then the
+clocks, levels, level ids and instants as parallel arrays), run in the approval's statement as
+an Along reading the approved ticket `upd`. It writes new rows only; a replay meets the
+(ticket, clock, level) key and writes nothing."""
 
 
 def start_events(

@@ -52,10 +52,14 @@ def _deadlines(ticket: Ticket, rule: SlaRule | None, pauses) -> tuple[datetime |
     return response, resolve
 
 
-CLOCK_STARTS_SQL = (
-    f"INSERT INTO {ClockSegment._meta.db_table} (ticket_id, clock, kind, at, actor_id, created) "
-    "SELECT upd.id, s.clock, %s, %s, NULL, %s FROM upd, unnest(%s::varchar[]) AS s(clock)"
-)
+CLOCK_STARTS_SQL = """
+    INSERT INTO oa_sla_clock_segment (ticket_id, clock, kind, at, actor_id, created)
+    SELECT upd.id, s.clock, %s, %s, NULL, %s
+      FROM upd, unnest(%s::varchar[]) AS s(clock)
+"""
+"""The start of each clock in the clock-segment log (parameters: the kind START, the instant
+the clock starts from, now, the clocks), run in the approval's statement as an Along that
+reads the approved ticket `upd`: it writes only new rows and locks nothing beyond them."""
 
 
 @dataclass(frozen=True)
