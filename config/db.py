@@ -49,7 +49,7 @@ class _JsonbBinaryAsText(JsonbBinaryLoader):
     """A jsonb column in binary results, as Django reads jsonb: its text (a JSONField parses
     it itself)."""
 
-    _loads = staticmethod(bytes.decode)
+    _loads = staticmethod(bytes.decode)  # type: ignore[assignment]  # binary: always bytes
 
 
 @contextmanager
@@ -69,7 +69,8 @@ def prepared_cursor(using: str = DEFAULT_DB_ALIAS):
         adapters.register_loader("jsonb", _JsonbBinaryAsText)
     with db.wrap_database_errors:
         raw = _PreparingCursor(db.connection)
-    cursor = db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
+    # Both wrap a driver's cursor (Django's stubs type their argument as the wrapper itself).
+    cursor = db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)  # type: ignore[arg-type]
     try:
         yield cursor
     finally:

@@ -144,7 +144,7 @@ class _Scale:
         cursor = start.replace(hour=0, minute=0, second=0, microsecond=0)
         while cursor < start:  # the first step boundary (from local midnight) in range
             cursor += step
-        ticks, last_day = [], None
+        ticks, last_day = [], None  # type: ignore[var-annotated]  # the return value's type
         while cursor.astimezone(UTC) <= self.hi and len(ticks) <= MAX_TICKS * 2:
             # Wall-clock steps in the local zone: ticks fall on 09:00, 10:00… even across DST.
             local = timezone.localtime(cursor)
@@ -202,7 +202,7 @@ def _el(tag: str, title: str | None = None, text: str | None = None, **attrs) ->
 
 
 def _level_title(mark: LevelMark, scale: _Scale) -> str:
-    values = {"level": mark.level}
+    values: dict[str, object] = {"level": mark.level}
     if mark.due_at is not None:
         values["due"] = scale.when(mark.due_at)
     if mark.fired_at is not None:

@@ -151,8 +151,9 @@ def _ticket_columns() -> tuple[str, list]:
     table = connection.ops.quote_name(meta.db_table)
     fields = meta.concrete_fields
     returning = ", ".join(f"{table}.{connection.ops.quote_name(f.column)}" for f in fields)
+    # A field stands for its column here; Django's stubs type the two apart.
     converters = [
-        (f, f.get_db_converters(connection) + connection.ops.get_db_converters(f)) for f in fields
+        (f, f.get_db_converters(connection) + connection.ops.get_db_converters(f)) for f in fields  # type: ignore[attr-defined, arg-type]
     ]
     return returning, converters
 
@@ -177,8 +178,9 @@ def _cas_sql(
     assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
     returning, _ = _ticket_columns()
     records = quote(TicketRecord._meta.db_table)
+    # `field` is a concrete field of the ticket (a column), not a relation's reverse side.
     sql = (
-        f"WITH old AS (SELECT {table}.id, {table}.{quote(meta.get_field(field).column)} "
+        f"WITH old AS (SELECT {table}.id, {table}.{quote(meta.get_field(field).column)} "  # type: ignore[union-attr, arg-type]
         f"AS previous FROM {table} WHERE {where_sql} FOR UPDATE), "
         f"upd AS (UPDATE {table} SET {assignments} FROM old "
         f"WHERE {table}.id = old.id RETURNING old.previous, {returning}), "
@@ -187,7 +189,7 @@ def _cas_sql(
         f"SELECT upd.id, %s::text, %s::bigint, upd.previous, %s::smallint, %s::timestamptz, "
         f"%s::jsonb FROM upd)"
     )
-    read_back, joins = [], []
+    read_back, joins = [], []  # type: ignore[var-annotated]  # lists of SQL texts
     for name, along_sql, along_columns in alongs:
         sql += f", {name} AS ({along_sql})"
         if along_columns:
@@ -223,11 +225,11 @@ def _compare_and_set(
     meta = Ticket._meta
     columns, set_params = [], []
     for name, value in updates.items():
-        model_field = meta.get_field(name)
+        model_field = meta.get_field(name)  # a concrete field: a column
         if isinstance(value, Model):
             value = value.pk
-        columns.append(model_field.column)
-        set_params.append(model_field.get_db_prep_save(value, db))
+        columns.append(model_field.column)  # type: ignore[union-attr]
+        set_params.append(model_field.get_db_prep_save(value, db))  # type: ignore[union-attr]
     sql = _cas_sql(
         where_sql,
         field,
