@@ -33,6 +33,7 @@ check: $(INSTALLED)
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
 	$(PYTHON) -m devserver.layers
+	$(PYTHON) -m devserver.commits
 	$(PYTHON) -W ignore::RuntimeWarning manage.py makemigrations --check --dry-run
 	$(DEPLOY_ENV) $(PYTHON) manage.py check --deploy --fail-level WARNING
 

@@ -1,13 +1,22 @@
-"""SLA compliance per day as a server-rendered SVG bar chart (no script): for each day two
-stacked bars, response on the left and resolve on the right, each met (bottom), breached and
-closed before due (top). Pure: it draws the rows `sla.reports.sla_daily` returns."""
+"""The console's bar charts, server-rendered SVG with no script: the geometry here, the markup
+in templates/console/svg/ (one template per chart, on _chart.svg), rendered with every label
+escaped. Pure: each draws the rows it is given.
 
+- SLA compliance per day (`sla.reports.sla_daily` rows): for each day two stacked bars,
+  response on the left and resolve on the right, each met (bottom), breached and closed before
+  due (top);
+- required (Erlang C) and available agents per hour (`insight.staffing` hours);
+- one figure of a routing simulation, one bar per strategy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import ceil
 
+from django.template.loader import render_to_string
 from django.utils.formats import date_format
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -15,6 +24,8 @@ WIDTH, HEIGHT = 760, 280
 PLOT_LEFT, PLOT_RIGHT = 44, WIDTH - 12
 PLOT_TOP, PLOT_BOTTOM = 14, HEIGHT - 44
 MAX_DAY_LABELS = 15
+REQUIRED_FILL, REQUIRED_STROKE, AVAILABLE_FILL = "#dbeafe", "#1d4ed8", "#1f7a3d"
+STRATEGY_FILL = "#1d4ed8"
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,82 @@ SERIES = (
 )
 
 
+# --- the geometry the templates draw: positions in the viewBox's units, labels translated ---
+
+
+@dataclass(frozen=True)
+class Rect:
+    css: str
+    x: float
+    y: float
+    width: float
+    height: float
+    fill: str
+    stroke: str | None = None  # an outlined bar
+    stroke_width: float = 0.0
+
+
+@dataclass(frozen=True)
+class GridLine:
+    """A horizontal line at `y` with its value written left of the plot (the base line,
+    value 0, drawn darker)."""
+
+    y: float
+    label: str
+    baseline: bool
+
+    @property
+    def label_y(self) -> float:
+        return self.y + 3
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What one x position shows (a day, an hour, a strategy): its bars, one hover text for
+    them, and a label under the axis centred at `label_x` (None: not labelled)."""
+
+    title: str
+    bars: tuple[Rect, ...]
+    label: str | None
+    label_x: float
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    x: int
+    label: str
+    fill: str
+    stroke_width: int
+
+    @property
+    def label_x(self) -> int:
+        return self.x + 14
+
+
+@dataclass(frozen=True)
+class Chart:
+    css: str  # the <svg>'s class: what the pages and their tests look for
+    element_id: str
+    title: str
+    summary: str  # the chart in words, for the SVG's <desc>
+    grid: tuple[GridLine, ...]
+    slots: tuple[Slot, ...]
+    legend: tuple[LegendEntry, ...] = ()
+    width: int = WIDTH
+    height: int = HEIGHT
+    plot_left: int = PLOT_LEFT
+    plot_right: int = PLOT_RIGHT
+    grid_label_x: int = PLOT_LEFT - 6
+    slot_label_y: int = PLOT_BOTTOM + 14
+    legend_y: int = HEIGHT - 18
+    legend_label_y: int = HEIGHT - 9
+    legend_stroke: str = REQUIRED_STROKE
+
+
+def _rect(x: float, y: float, width: float, height: float, fill: str, css: str, **kw) -> Rect:
+    return Rect(css, float(x), float(y), float(width), float(height), fill, **kw)
+
+
 def _nice_ceiling(value: int) -> tuple[int, int]:
     """(top of the y axis, step between its gridlines): at most five steps of 1, 2 or 5 × 10ⁿ."""
     value = max(value, 1)
@@ -56,6 +143,31 @@ def _nice_ceiling(value: int) -> tuple[int, int]:
         magnitude *= 10
 
 
+def _y_scale(top: float) -> Callable[[float], float]:
+    plot_height = PLOT_BOTTOM - PLOT_TOP
+
+    def y(value: float) -> float:
+        return PLOT_BOTTOM - value / top * plot_height
+
+    return y
+
+
+def _grid(top: float, step: float, y: Callable[[float], float]) -> list[GridLine]:
+    lines = []
+    value = 0.0
+    while value <= top + 1e-9:
+        lines.append(GridLine(y(value), f"{value:g}", value == 0))
+        value += step
+    return lines
+
+
+def _render(template: str, chart: Chart) -> SafeString:
+    return render_to_string(f"console/svg/{template}", {"chart": chart})
+
+
+# --- SLA compliance per day ----------------------------------------------------------------
+
+
 def _day_summary(row: dict) -> str:
     values = {key: row[key] for key in (s.key for s in SERIES)}
     return _(
@@ -65,65 +177,33 @@ def _day_summary(row: dict) -> str:
     ) % {"day": date_format(row["day"], "D M j"), **values}
 
 
-def _rect(x: float, y: float, width: float, height: float, fill: str, css: str) -> str:
-    return (
-        f'<rect class="{css}" x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" '
-        f'height="{height:.1f}" fill="{fill}"/>'
-    )
-
-
-def daily_chart_svg(days: list[dict], *, element_id: str = "sla-daily-chart") -> SafeString:
-    """The chart for `days` (one row per day, oldest first). Every text is escaped here."""
+def daily_chart(days: list[dict], *, element_id: str = "sla-daily-chart") -> Chart | None:
+    """The geometry of the chart for `days` (one row per day, oldest first); None without."""
     if not days:
-        return mark_safe("")
+        return None
     totals = [
         sum(row[s.key] for s in SERIES if s.clock == clock)
         for row in days
         for clock in ("response", "resolve")
     ]
     top, step = _nice_ceiling(max(totals))
-    plot_height = PLOT_BOTTOM - PLOT_TOP
-
-    def y(count: float) -> float:
-        return PLOT_BOTTOM - count / top * plot_height
-
-    title = _("SLA compliance per day")
-    summary = _(
-        "Two bars per day, response on the left and resolve on the right; each stacks the "
-        "clocks met, breached and closed before due. The table below has the same numbers."
-    )
-    ident = escape(element_id)
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="sla-daily-chart" id="{ident}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" role="img" '
-        f'aria-labelledby="{ident}-title {ident}-desc" font-family="system-ui, sans-serif">',
-        f'<title id="{ident}-title">{escape(title)}</title>',
-        f'<desc id="{ident}-desc">{escape(summary)}</desc>',
-        '<g class="grid">',
-    ]
-    for value in range(0, top + 1, step):
-        gy = y(value)
-        out.append(
-            f'<line x1="{PLOT_LEFT}" x2="{PLOT_RIGHT}" y1="{gy:.1f}" y2="{gy:.1f}" '
-            f'stroke="{"#5f6b7a" if value == 0 else "#e5e7eb"}"/>'
-            f'<text x="{PLOT_LEFT - 6}" y="{gy + 3:.1f}" font-size="10" text-anchor="end" '
-            f'fill="#5f6b7a">{value}</text>'
-        )
-    out.append("</g>")
+    y = _y_scale(top)
+    grid = [GridLine(y(value), str(value), value == 0) for value in range(0, top + 1, step)]
 
     slot = (PLOT_RIGHT - PLOT_LEFT) / len(days)
     bar = slot * 0.36
     every = ceil(len(days) / MAX_DAY_LABELS)
     previous_month = None
+    slots = []
     for index, row in enumerate(days):
         left = PLOT_LEFT + index * slot
-        out.append(f'<g class="day"><title>{escape(_day_summary(row))}</title>')
+        bars = []
         for offset, clock in ((0.1, "response"), (0.54, "resolve")):
             base = 0
             for series in (s for s in SERIES if s.clock == clock):
                 count = row[series.key]
                 if count:
-                    out.append(
+                    bars.append(
                         _rect(
                             left + slot * offset,
                             y(base + count),
@@ -134,69 +214,45 @@ def daily_chart_svg(days: list[dict], *, element_id: str = "sla-daily-chart") ->
                         )
                     )
                 base += count
-        out.append("</g>")
+        label = None
         if index % every == 0:
             day = row["day"]
             label = date_format(day, "M j" if day.month != previous_month else "j")
             previous_month = day.month
-            out.append(
-                f'<text x="{left + slot / 2:.1f}" y="{PLOT_BOTTOM + 14}" font-size="10" '
-                f'text-anchor="middle" fill="#5f6b7a">{escape(label)}</text>'
-            )
-    out.append("</svg>")
-    return mark_safe("".join(out))  # every interpolated text is escaped above
+        slots.append(Slot(_day_summary(row), tuple(bars), label, left + slot / 2))
+    return Chart(
+        css="sla-daily-chart",
+        element_id=element_id,
+        title=_("SLA compliance per day"),
+        summary=_(
+            "Two bars per day, response on the left and resolve on the right; each stacks the "
+            "clocks met, breached and closed before due. The table below has the same numbers."
+        ),
+        grid=tuple(grid),
+        slots=tuple(slots),
+    )
 
 
-def _grid(top: float, step: float, y) -> list[str]:
-    lines = []
-    value = 0.0
-    while value <= top + 1e-9:
-        gy = y(value)
-        lines.append(
-            f'<line x1="{PLOT_LEFT}" x2="{PLOT_RIGHT}" y1="{gy:.1f}" y2="{gy:.1f}" '
-            f'stroke="{"#5f6b7a" if value == 0 else "#e5e7eb"}"/>'
-            f'<text x="{PLOT_LEFT - 6}" y="{gy + 3:.1f}" font-size="10" text-anchor="end" '
-            f'fill="#5f6b7a">{value:g}</text>'
-        )
-        value += step
-    return lines
+def daily_chart_svg(days: list[dict], *, element_id: str = "sla-daily-chart") -> SafeString:
+    """The chart for `days` as SVG (empty without days); the template escapes every text."""
+    chart = daily_chart(days, element_id=element_id)
+    return _render("sla_daily.svg", chart) if chart else SafeString("")
 
 
-def _open_svg(ident: str, css: str, title: str, summary: str) -> list[str]:
-    ident = escape(ident)
-    return [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" id="{ident}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" role="img" '
-        f'aria-labelledby="{ident}-title {ident}-desc" font-family="system-ui, sans-serif">',
-        f'<title id="{ident}-title">{escape(title)}</title>',
-        f'<desc id="{ident}-desc">{escape(summary)}</desc>',
-    ]
+# --- required and available agents per hour -------------------------------------------------
 
 
-def staffing_chart_svg(hours: list[dict], *, element_id: str = "staffing-chart") -> SafeString:
+def staffing_chart(hours: list[dict], *, element_id: str = "staffing-chart") -> Chart | None:
     """Required (Erlang C) and available agents per hour of a day: two bars per hour, the
     required one outlined, the available one filled (absent for hours not started)."""
     if not hours:
-        return mark_safe("")
+        return None
     peak = max(max(row["required_agents"] or 0, row["available_agents"] or 0) for row in hours)
     top, step = _nice_ceiling(max(ceil(peak), 1))
-    plot_height = PLOT_BOTTOM - PLOT_TOP
-
-    def y(count: float) -> float:
-        return PLOT_BOTTOM - count / top * plot_height
-
-    out = _open_svg(
-        element_id,
-        "staffing-chart",
-        _("Required and available agents per hour"),
-        _(
-            "For each hour, the agents Erlang C requires for the forecast arrivals (outlined) "
-            "and the agents who were available (filled). The table below has the numbers."
-        ),
-    )
-    out += ['<g class="grid">', *_grid(top, step, y), "</g>"]
+    y = _y_scale(top)
     slot = (PLOT_RIGHT - PLOT_LEFT) / len(hours)
     bar = slot * 0.38
+    slots = []
     for index, row in enumerate(hours):
         left = PLOT_LEFT + index * slot
         required, available = row["required_agents"], row["available_agents"]
@@ -205,74 +261,87 @@ def staffing_chart_svg(hours: list[dict], *, element_id: str = "staffing-chart")
             "required": "—" if required is None else required,
             "available": "—" if available is None else available,
         }
-        out.append(f'<g class="hour"><title>{escape(hover)}</title>')
+        bars = []
         if required:
-            out.append(
-                f'<rect class="required" x="{left + slot * 0.1:.1f}" y="{y(required):.1f}" '
-                f'width="{bar:.1f}" height="{y(0) - y(required):.1f}" fill="#dbeafe" '
-                f'stroke="#1d4ed8" stroke-width="1.5"/>'
+            bars.append(
+                _rect(
+                    left + slot * 0.1,
+                    y(required),
+                    bar,
+                    y(0) - y(required),
+                    REQUIRED_FILL,
+                    "required",
+                    stroke=REQUIRED_STROKE,
+                    stroke_width=1.5,
+                )
             )
         if available:
-            out.append(
+            bars.append(
                 _rect(
                     left + slot * 0.52,
                     y(available),
                     bar,
                     y(0) - y(available),
-                    "#1f7a3d",
+                    AVAILABLE_FILL,
                     "available",
                 )
             )
-        out.append("</g>")
-        if row["hour"] % 3 == 0:
-            out.append(
-                f'<text x="{left + slot / 2:.1f}" y="{PLOT_BOTTOM + 14}" font-size="10" '
-                f'text-anchor="middle" fill="#5f6b7a">{row["hour"]:02d}</text>'
-            )
-    legend = [("#dbeafe", _("Required (Erlang C)")), ("#1f7a3d", _("Available"))]
-    for index, (colour, label) in enumerate(legend):
-        lx = PLOT_LEFT + index * 180
-        out.append(
-            f'<rect x="{lx}" y="{HEIGHT - 18}" width="10" height="10" fill="{colour}" '
-            f'stroke="#1d4ed8" stroke-width="{1 if index == 0 else 0}"/>'
-            f'<text x="{lx + 14}" y="{HEIGHT - 9}" font-size="11" fill="#1f2937">'
-            f"{escape(label)}</text>"
-        )
-    out.append("</svg>")
-    return mark_safe("".join(out))
+        label = f"{row['hour']:02d}" if row["hour"] % 3 == 0 else None
+        slots.append(Slot(hover, tuple(bars), label, left + slot / 2))
+    legend = [
+        LegendEntry(PLOT_LEFT, _("Required (Erlang C)"), REQUIRED_FILL, 1),
+        LegendEntry(PLOT_LEFT + 180, _("Available"), AVAILABLE_FILL, 0),
+    ]
+    return Chart(
+        css="staffing-chart",
+        element_id=element_id,
+        title=_("Required and available agents per hour"),
+        summary=_(
+            "For each hour, the agents Erlang C requires for the forecast arrivals (outlined) "
+            "and the agents who were available (filled). The table below has the numbers."
+        ),
+        grid=tuple(_grid(top, step, y)),
+        slots=tuple(slots),
+        legend=tuple(legend),
+    )
+
+
+def staffing_chart_svg(hours: list[dict], *, element_id: str = "staffing-chart") -> SafeString:
+    """The staffing chart as SVG (empty without hours); the template escapes every text."""
+    chart = staffing_chart(hours, element_id=element_id)
+    return _render("staffing.svg", chart) if chart else SafeString("")
+
+
+# --- one figure of a simulation, per strategy ----------------------------------------------
+
+
+def comparison_chart(rows: list[dict], *, metric: str, label: str, element_id: str) -> Chart | None:
+    """One bar per strategy for one figure of a simulation (e.g. wait p95), side by side."""
+    if not rows:
+        return None
+    values = [float(row.get(metric) or 0) for row in rows]
+    top, step = _nice_ceiling(max(ceil(max(values)), 1))
+    y = _y_scale(top)
+    slot = (PLOT_RIGHT - PLOT_LEFT) / len(rows)
+    slots = []
+    for index, (row, value) in enumerate(zip(rows, values, strict=True)):
+        left = PLOT_LEFT + index * slot
+        name = str(row.get("strategy_label") or row.get("strategy"))
+        bar = _rect(left + slot * 0.2, y(value), slot * 0.6, y(0) - y(value), STRATEGY_FILL, "bar")
+        slots.append(Slot(f"{name}: {value:g}", (bar,), name, left + slot / 2))
+    return Chart(
+        css="comparison-chart",
+        element_id=element_id,
+        title=label,
+        summary=_("One bar per strategy; the table below has the numbers."),
+        grid=tuple(_grid(top, step, y)),
+        slots=tuple(slots),
+    )
 
 
 def comparison_chart_svg(
     rows: list[dict], *, metric: str, label: str, element_id: str
 ) -> SafeString:
-    """One bar per strategy for one figure of a simulation (e.g. wait p95), side by side."""
-    values = [float(row.get(metric) or 0) for row in rows]
-    if not rows:
-        return mark_safe("")
-    top, step = _nice_ceiling(max(ceil(max(values)), 1))
-    plot_height = PLOT_BOTTOM - PLOT_TOP
-
-    def y(value: float) -> float:
-        return PLOT_BOTTOM - value / top * plot_height
-
-    out = _open_svg(
-        element_id,
-        "comparison-chart",
-        label,
-        _("One bar per strategy; the table below has the numbers."),
-    )
-    out += ['<g class="grid">', *_grid(top, step, y), "</g>"]
-    slot = (PLOT_RIGHT - PLOT_LEFT) / len(rows)
-    for index, (row, value) in enumerate(zip(rows, values, strict=True)):
-        left = PLOT_LEFT + index * slot
-        name = str(row.get("strategy_label") or row.get("strategy"))
-        out.append(f'<g class="strategy"><title>{escape(f"{name}: {value:g}")}</title>')
-        out.append(
-            _rect(left + slot * 0.2, y(value), slot * 0.6, y(0) - y(value), "#1d4ed8", "bar")
-        )
-        out.append(
-            f'<text x="{left + slot / 2:.1f}" y="{PLOT_BOTTOM + 14}" font-size="11" '
-            f'text-anchor="middle" fill="#1f2937">{escape(name)}</text></g>'
-        )
-    out.append("</svg>")
-    return mark_safe("".join(out))
+    """The comparison chart as SVG (empty without rows); the template escapes every text."""
+    chart = comparison_chart(rows, metric=metric, label=label, element_id=element_id)
+    return _render("comparison.svg", chart) if chart else SafeString("")

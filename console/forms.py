@@ -255,7 +255,7 @@ class ProfileForm(forms.Form):
 
 
 class TicketIdsField(forms.Field):
-    """Ticket ids sent as repeated `ticket` values (the approvals queue's checkboxes)."""
+    """Ticket ids sent as repeated `ticket` values (the approvals list's checkboxes)."""
 
     widget = forms.MultipleHiddenInput
 
@@ -288,7 +288,7 @@ class TicketIdsField(forms.Field):
 
 
 class BulkApproveForm(forms.Form):
-    """The approvals queue's "Approve selected": up to MAX_TICKETS ticket ids."""
+    """The approvals list's "Approve selected": up to MAX_TICKETS ticket ids."""
 
     MAX_TICKETS = 100
 

@@ -43,8 +43,9 @@ def groups_led_by(user) -> QuerySet[HandlerGroup]:
 
 
 def supervises(user, group: HandlerGroup | None) -> bool:
-    """Whether `user` supervises `group` (staff, or its leader)."""
-    return group is not None and user.is_authenticated and (user.is_staff or leads(user, group))
+    """Whether `user` supervises `group`: staff (whatever the group, none included), or its
+    leader."""
+    return user.is_authenticated and (user.is_staff or leads(user, group))
 
 
 def supervises_any(user) -> bool:

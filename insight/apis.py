@@ -39,10 +39,8 @@ from .staffing import staffing
 def visible_to(user, simulation: Simulation) -> bool:
     """Staff see every simulation; others those they asked for and those of groups they
     lead."""
-    if simulation.created_by_id == user.pk:
-        return True
     # A synthetic day belongs to no group: only staff see another's.
-    return supervises(user, simulation.group) if simulation.group else user.is_staff
+    return simulation.created_by_id == user.pk or supervises(user, simulation.group)
 
 
 class SimulationViewSet(viewsets.GenericViewSet):
@@ -109,6 +107,15 @@ class SimulationViewSet(viewsets.GenericViewSet):
         )
 
 
+def _group_and_day(request, query_class, refusal: str):
+    """The supervised group and local day (default today) a figures read is about: 400 for a
+    bad query, 404 for no such group, 403 (`refusal`) unless the caller supervises it."""
+    query = query_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    group = supervised_group(request.user, query.validated_data["group"], refusal)
+    return group, query.validated_data.get("date") or timezone.localdate()
+
+
 class AssignmentMetricsView(APIView):
     """Per-agent assignment counts, misses, the spread (standard deviation) of per-agent
     counts and pick latency percentiles for one group and day. Staff and the group's leader."""
@@ -119,14 +126,9 @@ class AssignmentMetricsView(APIView):
         responses={200: MetricsOutput, **errors(400, 401, 403, 404)},
     )
     def get(self, request):
-        query = MetricsQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        group = supervised_group(
-            request.user,
-            query.validated_data["group"],
-            _("Only staff and the group's leader may read its metrics."),
+        group, day = _group_and_day(
+            request, MetricsQuery, _("Only staff and the group's leader may read its metrics.")
         )
-        day = query.validated_data.get("date") or timezone.localdate()
         return Response(assignment_figures(group=group, day=day))
 
 
@@ -183,14 +185,9 @@ class StaffingView(APIView):
         responses={200: StaffingOutput, **errors(400, 401, 403, 404)},
     )
     def get(self, request):
-        query = StaffingQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        group = supervised_group(
-            request.user,
-            query.validated_data["group"],
-            _("Only staff and the group's leader may read its staffing."),
+        group, day = _group_and_day(
+            request, StaffingQuery, _("Only staff and the group's leader may read its staffing.")
         )
-        day = query.validated_data.get("date") or timezone.localdate()
         return Response(StaffingOutput(staffing(group=group, day=day)).data)
 
 

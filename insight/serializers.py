@@ -99,14 +99,20 @@ class SimulationQueued(serializers.Serializer):
     status = serializers.CharField()
 
 
-class MetricsQuery(serializers.Serializer):
+class GroupDayQuery(serializers.Serializer):
+    """One group and one local day (default today): the figures' and staffing's query."""
+
     group = serializers.IntegerField(min_value=1)
-    date = serializers.DateField(required=False)
+    date = serializers.DateField(required=False, help_text="A local date; default today.")
 
     def validate_date(self, value):
         if value.year < 2000 or value.year > 9000:
             raise serializers.ValidationError(_("Out of range."))
         return value
+
+
+class MetricsQuery(GroupDayQuery):
+    pass
 
 
 class AgentMetrics(serializers.Serializer):
@@ -216,14 +222,8 @@ class ErlangCOutput(serializers.Serializer):
     asa_seconds = serializers.FloatField(help_text="Average speed of answer at raw_agents.")
 
 
-class StaffingQuery(serializers.Serializer):
-    group = serializers.IntegerField(min_value=1)
-    date = serializers.DateField(required=False, help_text="A local date; default today.")
-
-    def validate_date(self, value):
-        if value.year < 2000 or value.year > 9000:
-            raise serializers.ValidationError(_("Out of range."))
-        return value
+class StaffingQuery(GroupDayQuery):
+    pass
 
 
 class StaffingHour(serializers.Serializer):

@@ -21,8 +21,8 @@ idle decide exactly as they do in production:
   the wall clock would win and every agent would re-enter the pool at "now". Only
   differences of instants matter to every strategy, so the shift changes nothing else.
 
-The queue: a ticket nobody is eligible for waits; whenever someone frees up (a completion
-without wrap-up, the end of a wrap-up, a shift start) the queue drains most urgent first, as
+The pool: a ticket nobody is eligible for waits; whenever someone frees up (a completion
+without wrap-up, the end of a wrap-up, a shift start) the pool drains most urgent first, as
 routing/drain.py orders it (earliest deadline, then priority, then arrival), and stops at the
 first ticket nobody takes. Offers are not simulated (an assignment is taken at once), nor are
 declines, misses, overflow or transfers.
@@ -201,8 +201,8 @@ class _Run:
         self.member_ids = [agent.user_id for agent in scenario.agents]
         self.events: list[tuple] = []
         self.seq = 0
-        self.queue: list[SimTicket] = []
-        self.max_queue = 0
+        self.waiting: list[SimTicket] = []
+        self.max_waiting = 0
         self.waits: dict[int, float] = {}
         self.progress = progress
 
@@ -241,8 +241,8 @@ class _Run:
             now, kind, _, payload = heapq.heappop(self.events)
             if kind == ARRIVE:
                 if not self.route(payload, now):
-                    self.queue.append(payload)
-                    self.max_queue = max(self.max_queue, len(self.queue))
+                    self.waiting.append(payload)
+                    self.max_waiting = max(self.max_waiting, len(self.waiting))
                 handled += 1
                 if self.progress and handled % 500 == 0:
                     self.progress(handled)
@@ -279,7 +279,7 @@ class _Run:
 
     def become_available(self, state: _AgentState, now: float, *, fresh_login: bool) -> None:
         """presence._become_available: state, then pool (a fresh login's score pushed back
-        by the warm-up), then the queue drains."""
+        by the warm-up), then the pool drains."""
         self.account(state, now)
         state.presence = "available"
         if fresh_login:
@@ -305,9 +305,9 @@ class _Run:
 
     def drain(self, now: float) -> None:
         """drain.drain_group: most urgent first; stop at the first ticket nobody takes."""
-        if not self.queue:
+        if not self.waiting:
             return
-        self.queue.sort(
+        self.waiting.sort(
             key=lambda t: (
                 t.urgency if t.urgency is not None else math.inf,
                 -t.priority,
@@ -315,10 +315,10 @@ class _Run:
                 t.ticket_id,
             )
         )
-        while self.queue:
-            if not self.route(self.queue[0], now):
+        while self.waiting:
+            if not self.route(self.waiting[0], now):
                 break
-            self.queue.pop(0)
+            self.waiting.pop(0)
 
     # --- the decision -------------------------------------------------------------------
 
@@ -408,7 +408,7 @@ class _Run:
             "wait_p95_seconds": _round(percentile(waits, 95)),
             "wait_mean_seconds": _round(statistics.fmean(waits) if waits else None),
             "sla_response_breaches": breaches,
-            "max_queue_length": self.max_queue,
+            "max_queue_length": self.max_waiting,
             "counts": counts,
             "count_stddev": _round(statistics.pstdev(counts.values()) if counts else None),
             "occupancy": occupancy,

@@ -1,4 +1,4 @@
-"""Draining a group's queue: when someone becomes free (heartbeat, end of busy or wrap-up,
+"""Draining a group's pool: when someone becomes free (heartbeat, end of busy or wrap-up,
 completion, answered offer), the group's waiting tickets go to eligible members, most urgent
 SLA deadline first, in the request that freed them; a worker and the periodic sweep back it up.
 
@@ -25,7 +25,7 @@ from .strategies.registry import get_strategy
 
 logger = logging.getLogger(__name__)
 
-DRAINS = Counter("routing_drains_total", "Group queue drains run")
+DRAINS = Counter("routing_drains_total", "Group pool drains run")
 DRAINED = Counter("routing_drained_tickets_total", "Waiting tickets assigned by drains")
 
 # Enqueued by name (routing/tasks.py defines it).
@@ -55,7 +55,7 @@ def request_drain(group_ids: list[int]) -> None:
 
 
 def waiting_tickets(group_id: int):
-    """The group's queue: approved tickets waiting in its pool, most urgent SLA deadline
+    """The group's pool: approved tickets waiting in it, most urgent SLA deadline
     first, then priority, then submission time."""
     return (
         Ticket.objects.filter(
@@ -119,11 +119,11 @@ def drain_group(*, group_id: int, now: datetime | None = None, limit: int = 200)
             return 0
         if not get_strategy(group.assign_strategy).auto_assigns:
             return 0
-        queue = list(
+        waiting = list(
             waiting_tickets(group_id).select_for_update(skip_locked=True, of=("self",))[:limit]
         )
-        missed = missed_by_many([t.pk for t in queue])
-        for ticket in queue:
+        missed = missed_by_many([t.pk for t in waiting])
+        for ticket in waiting:
             exclude = missed.get(ticket.pk, {})
             routed = route(
                 ticket=ticket,
@@ -137,7 +137,7 @@ def drain_group(*, group_id: int, now: datetime | None = None, limit: int = 200)
                 assigned += 1
             elif not exclude:
                 # Eligibility depends on the ticket only through its exclusions: nobody took
-                # an unexcluded ticket, so nobody is free for the rest of the queue either.
+                # an unexcluded ticket, so nobody is free for the rest of the pool either.
                 break
     DRAINS.inc()
     if assigned:

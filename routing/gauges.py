@@ -1,5 +1,5 @@
 """Routing's live figures for /metrics, computed at scrape time (config/metrics.py): each
-group's queue (tickets waiting, oldest wait) and its agents by presence state."""
+group's pool (tickets waiting, oldest wait) and its members by presence state."""
 
 from collections import Counter
 
@@ -16,7 +16,7 @@ NO_GROUP = "none"  # the label of the pool of tickets routed to no group
 
 
 @scrape_gauges
-def queue_gauges():
+def pool_gauges():
     now = timezone.now()
     names = dict(HandlerGroup.objects.values_list("pk", "name"))
     waiting = gauge("routing_tickets_waiting", "Approved tickets waiting in a pool", ["group"])

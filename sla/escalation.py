@@ -17,7 +17,7 @@ and its actions (raise priority, move to another group) commit together or not a
 
 May import: ticketing models and transitions, handler_groups, notifications (lower layers).
 The move to another group is routing's work, a layer above: it is registered here at start-up
-(`set_reassigner`) by the ticketing app, and absent a registration the level records that it
+(`set_reassigner`) by the workflow app, and absent a registration the level records that it
 could not move the ticket."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ _reassigner: Reassigner | None = None
 
 def set_reassigner(reassign: Reassigner) -> None:
     """`reassign(ticket_id=, group_id=, level=, now=)`: move the ticket to that group and
-    route it by the group's strategy (registered by the ticketing app)."""
+    route it by the group's strategy (registered by the workflow app)."""
     global _reassigner
     _reassigner = reassign
 

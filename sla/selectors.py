@@ -16,7 +16,7 @@ from .models import (
     SlaOutcome,
     SlaRule,
 )
-from .timeline import ClockTrack, LevelMark
+from .tracks import ClockTrack, LevelMark
 
 DEFAULT_WARN_MINUTES = 30
 
@@ -77,7 +77,7 @@ def sla_badge(ticket: Ticket, now: datetime) -> dict:
 
 
 def sla_timeline(ticket: Ticket, *, outcome: SlaOutcome | None) -> list[ClockTrack]:
-    """The ticket's clocks as `sla.timeline` draws them: start and pauses from the segment
+    """The ticket's clocks, one track each (sla/tracks.py): start and pauses from the segment
     log, deadlines from the ticket, levels from its escalation events, the stop (response
     given; completed, or closed unfinished) and the outcome's result. Two queries, however
     many levels and pauses; the caller passes the outcome it has read (or None). A clock the

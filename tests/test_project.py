@@ -84,3 +84,23 @@ def test_odd_page_numbers_are_400_not_500(api, applicant, page):
 def test_far_report_dates_are_not_500(api, staff, query):
     response = api.as_user(staff).get(f"/api/sla/report/?{query}")
     assert response.status_code in (200, 400)
+
+
+def test_commit_subjects_are_checked_for_shape_and_length():
+    from devserver import commits
+
+    assert commits.problems([("a1", "routing: drain a group's pool")]) == []
+    long = "routing: " + "x" * 70
+    assert commits.problems([("b2", long)]) == [
+        f"b2: subject is {len(long)} characters (at most 72)"
+    ]
+    assert commits.problems([("c3", "Fixed the pool drain")]) == [
+        "c3: subject does not read `area: what changed`: 'Fixed the pool drain'"
+    ]
+
+
+def test_the_commits_since_the_rule_follow_it():
+    from devserver import commits
+
+    found = commits.subjects()
+    assert found is None or commits.problems(found) == []

@@ -19,7 +19,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from config.errors import Forbidden
-from handler_groups.selectors import group_ids_for_user, is_member, leads
+from handler_groups.selectors import group_ids_for_user, is_member, supervises
 
 from .lifecycle import ACTIONS, actions_allowed_now
 from .models import ProcessStatus, Ticket, TicketStatus
@@ -117,11 +117,11 @@ def can_work_on(user, ticket: Ticket, audience: Audience | None = None) -> bool:
 def can_pause(user, ticket: Ticket) -> bool:
     """May stop or restart the ticket's resolve clock: its handler, its group's leader, staff.
     Other members of the group may not decide it for a colleague."""
-    return user.is_staff or ticket.handler_id == user.pk or leads(user, ticket.handler_group)
+    return ticket.handler_id == user.pk or supervises(user, ticket.handler_group)
 
 
 def can_transfer(user, ticket: Ticket) -> bool:
-    return user.is_staff or leads(user, ticket.handler_group)
+    return supervises(user, ticket.handler_group)
 
 
 def can_close(user, ticket: Ticket) -> bool:
@@ -185,7 +185,7 @@ def require(action: str, user, ticket: Ticket, audience: Audience | None = None)
 
 
 def require_approver(user) -> None:
-    """For the approvers' queue (no ticket yet)."""
+    """For the approvers' list (no ticket yet)."""
     if not is_approver(user):
         raise Forbidden(str(_("Only approvers have an approval queue.")))
 

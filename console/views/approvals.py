@@ -1,6 +1,6 @@
-"""The approvers' queue and the approve / reject actions: approve or reject in the row or on
+"""The approvers' list and the approve / reject actions: approve or reject in the row or on
 the ticket page, approve many selected rows at once. After each action the approver is back
-on the queue, with the next waiting ticket highlighted (and named in the message)."""
+on the list, with the next waiting ticket highlighted (and named in the message)."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -24,7 +24,7 @@ from workflow import selectors, services
 
 from .ticket import action_failed
 
-QUEUE_RELATED = ("creator", "handler_group")
+WAITING_RELATED = ("creator", "handler_group")
 
 
 def _require_approver(request: HttpRequest) -> None:
@@ -34,21 +34,21 @@ def _require_approver(request: HttpRequest) -> None:
         raise PermissionDenied(str(exc)) from None
 
 
-def _queue(user):
+def _waiting(user):
     return selectors.awaiting_approval_for(user)
 
 
-def _focus(request: HttpRequest, queue) -> Ticket | None:
+def _focus(request: HttpRequest, waiting) -> Ticket | None:
     """The ticket named by `?focus=<id>` (the next one after an action), if still waiting."""
     raw = request.GET.get("focus", "")
     if not raw.isascii() or not raw.isdigit():
         return None
-    return queue.filter(pk=int(raw)).first()
+    return waiting.filter(pk=int(raw)).first()
 
 
-def _page_of(queue, ticket: Ticket) -> int:
-    """The queue page (oldest first) that shows `ticket`."""
-    before = queue.filter(
+def _page_of(waiting, ticket: Ticket) -> int:
+    """The list's page (oldest first) that shows `ticket`."""
+    before = waiting.filter(
         Q(submitted_time__lt=ticket.submitted_time)
         | Q(submitted_time=ticket.submitted_time, pk__lt=ticket.pk)
     ).count()
@@ -56,30 +56,30 @@ def _page_of(queue, ticket: Ticket) -> int:
 
 
 def next_waiting(user, after: Ticket) -> Ticket | None:
-    """The ticket to look at after acting on `after`: the next one in the queue's order,
-    else (it was the last) the oldest one still waiting; None when the queue is empty."""
-    queue = _queue(user).exclude(pk=after.pk)
-    later = queue.filter(
+    """The ticket to look at after acting on `after`: the next one in the list's order,
+    else (it was the last) the oldest one still waiting; None when nothing waits."""
+    waiting = _waiting(user).exclude(pk=after.pk)
+    later = waiting.filter(
         Q(submitted_time__gt=after.submitted_time)
         | Q(submitted_time=after.submitted_time, pk__gt=after.pk)
     )
-    return later.first() or queue.first()
+    return later.first() or waiting.first()
 
 
-def queue_url(focus: Ticket | None = None) -> str:
+def approvals_url(focus: Ticket | None = None) -> str:
     url = reverse("console:approvals")
     if focus is None:
         return url
     return f"{url}?focus={focus.pk}#ticket-{focus.pk}"
 
 
-def _render_queue(request: HttpRequest, *, status: int = 200) -> HttpResponse:
-    queue = _queue(request.user)
-    focus = _focus(request, queue)
+def _render_approvals(request: HttpRequest, *, status: int = 200) -> HttpResponse:
+    waiting = _waiting(request.user)
+    focus = _focus(request, waiting)
     page_number: int | str | None = request.GET.get("page")
     if focus is not None and not page_number:
-        page_number = _page_of(queue, focus)
-    page = Paginator(queue.select_related(*QUEUE_RELATED), PAGE_SIZE).get_page(page_number)
+        page_number = _page_of(waiting, focus)
+    page = Paginator(waiting.select_related(*WAITING_RELATED), PAGE_SIZE).get_page(page_number)
     return render_console(
         request,
         "console/approvals.html",
@@ -96,10 +96,10 @@ def _render_queue(request: HttpRequest, *, status: int = 200) -> HttpResponse:
 @login_required
 @require_GET
 def approvals(request: HttpRequest) -> HttpResponse:
-    """The approvers' queue: submitted tickets awaiting approval, oldest first, each with a
+    """The approvers' list: submitted tickets awaiting approval, oldest first, each with a
     preview of its content and its own Approve / Reject; `?focus=<id>` highlights one."""
     _require_approver(request)
-    return _render_queue(request)
+    return _render_approvals(request)
 
 
 def _done(message: str, upcoming: Ticket | None) -> str:
@@ -115,7 +115,7 @@ def _done(message: str, upcoming: Ticket | None) -> str:
 @login_required
 @require_POST
 def ticket_approve(request: HttpRequest, ticket_id: int) -> HttpResponse:
-    """Approve from the row or from the ticket page; on success back to the queue with the
+    """Approve from the row or from the ticket page; on success back to the list with the
     next waiting ticket highlighted. A refusal shows the ticket page (403 / 409)."""
     ticket = visible_ticket(request, ticket_id)
     upcoming = next_waiting(request.user, ticket) if access.is_approver(request.user) else None
@@ -125,7 +125,7 @@ def ticket_approve(request: HttpRequest, ticket_id: int) -> HttpResponse:
         action="approve",
         call=lambda: services.ticket_approve(ticket_id=ticket.pk, approver=request.user),
         success=_done(_("%(code)s is approved and routed.") % {"code": ticket.bill_code}, upcoming),
-        redirect_to=queue_url(upcoming),
+        redirect_to=approvals_url(upcoming),
         render_failure=action_failed,
     )
 
@@ -155,7 +155,7 @@ def ticket_reject(request: HttpRequest, ticket_id: int) -> HttpResponse:
             ticket_id=ticket.pk, approver=request.user, reason=form.cleaned_data["reason"]
         ),
         success=_done(message, upcoming),
-        redirect_to=queue_url(upcoming),
+        redirect_to=approvals_url(upcoming),
         render_failure=action_failed,
     )
 
@@ -180,13 +180,13 @@ def _why_not(ticket: Ticket | None, exc: Exception) -> str:
 def bulk_approve(request: HttpRequest) -> HttpResponse:
     """Approve the selected tickets, each in its own transaction (services.ticket_approve):
     one that fails (approved by someone else meanwhile, cancelled, not visible) is named in
-    the message and the others go through. A bad list of ids: the queue again with 400."""
+    the message and the others go through. A bad list of ids: the list again with 400."""
     _require_approver(request)
     form = BulkApproveForm(request.POST)
     if not form.is_valid():
         for error in form.errors.get("ticket", []):
             messages.error(request, str(error))  # (an ErrorList yields its messages)
-        return _render_queue(request, status=400)
+        return _render_approvals(request, status=400)
     approved: list[str] = []
     failed: list[str] = []
     for ticket_id in form.cleaned_data["ticket"]:
@@ -212,4 +212,4 @@ def bulk_approve(request: HttpRequest) -> HttpResponse:
             len(failed),
         ) % {"count": len(failed), "tickets": ", ".join(failed)}
     (messages.warning if failed else messages.success)(request, summary)
-    return redirect(queue_url(_queue(request.user).first()))
+    return redirect(approvals_url(_waiting(request.user).first()))

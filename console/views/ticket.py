@@ -26,11 +26,11 @@ from console.pages import (
     safe_next,
     visible_ticket,
 )
+from console.timeline import timeline_svg
 from routing.decisions import decisions_for
 from sla import services as sla_services
 from sla.models import SlaOutcome
 from sla.selectors import sla_badge, sla_timeline
-from sla.timeline import timeline_svg
 from ticketing import access
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketStatus
 from workflow import selectors, services

@@ -1,6 +1,6 @@
 """Levels fire on the second with the real processes: a Celery worker and beat started from the
 project's own command lines (runtime/commands.py), the per-second tick from the migration's
-schedule. The budget is generous (lag < 5 s) so the test holds on a busy machine; the README
+schedule. The budget is generous (lag < 5 s) so the test holds on a busy machine; docs/benchmarks.md
 gives the figure measured under `make run`."""
 
 import json

@@ -1,13 +1,16 @@
-"""The SLA timeline drawing (sla/timeline.py): pure, no database. What the SVG says and where
-it puts things, in the active time zone."""
+"""The SLA timeline drawing (console/timeline.py and its template): pure, no database. What the
+SVG says and where it puts things, in the active time zone."""
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from xml.etree import ElementTree
 
-from django.utils import timezone
+from django.utils import timezone, translation
 
-from sla.timeline import PLOT_LEFT, PLOT_RIGHT, ClockTrack, LevelMark, timeline_svg
+from console import timeline as drawing
+from console.timeline import PLOT_LEFT, PLOT_RIGHT, timeline_svg
+from sla.tracks import ClockTrack, LevelMark
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SVG = "{http://www.w3.org/2000/svg}"
@@ -146,3 +149,42 @@ def test_text_is_escaped():
 
 def test_no_clocks_no_drawing():
     assert timeline_svg([], now=T0) == ""
+
+
+HOSTILE = ' <script>alert("x")</script> & co'
+
+
+def test_every_label_is_escaped_by_the_template(monkeypatch):
+    """Each text the picture writes (translated labels, the dates in them, the clock's own
+    name) reaches the reader as text: a <script> or a & in any of them is escaped, not markup."""
+    monkeypatch.setattr(drawing, "_", lambda message: message + HOSTILE)
+    real_date_format = drawing.date_format
+    monkeypatch.setattr(
+        drawing, "date_format", lambda *a, **kw: real_date_format(*a, **kw) + HOSTILE
+    )
+    tracks = [response(), replace(resolve(), clock="resolve" + HOSTILE)]
+    svg = str(timeline_svg(tracks, now=minutes(120)))
+    assert "<script" not in svg and "&lt;script&gt;" in svg and "&amp; co" in svg
+    root = parse(svg)
+    written = [e for e in root.iter() if e.tag in {f"{SVG}title", f"{SVG}desc", f"{SVG}text"}]
+    assert len(written) > 20
+    assert all(HOSTILE in (e.text or "") for e in written), [e.text for e in written]
+    lane_classes = [g.get("class") for g in by_class(root, "sla-lane")]
+    assert lane_classes[1] == "sla-lane sla-lane-resolve" + HOSTILE
+
+
+def test_coordinates_are_written_with_a_dot_in_every_language():
+    """SVG reads 84.5, never the page language's 84,5 (German writes decimals with a comma)."""
+    with translation.override("de"):
+        svg = str(timeline_svg([response(), resolve()], now=minutes(120)))
+    root = parse(svg)
+    numbers = [
+        value
+        for e in root.iter()
+        for name, value in e.attrib.items()
+        if name in {"x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "width", "height"}
+        and value != "100%"
+    ]
+    assert len(numbers) > 40
+    assert all(re.fullmatch(r"-?\d+(\.\d)?", n) for n in numbers), numbers
+    assert any("." in n for n in numbers)
