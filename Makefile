@@ -15,10 +15,13 @@ DEPLOY_ENV := DJANGO_SETTINGS_MODULE=config.settings.production \
 	DJANGO_ALLOWED_HOSTS=desk.example.com DATABASE_URL=postgres://check@127.0.0.1:1/check \
 	REDIS_URL=redis://127.0.0.1:1/0
 
+# The product as production serves it (config.settings.local: DEBUG off, persistent database
+# connections, collected static files) on http://127.0.0.1:8000; PORT= and HOST= change where.
 run: $(INSTALLED)
 	$(PYTHON) -m devserver.run
 
-# As `make run`, with Django's auto-reloading development server instead of gunicorn.
+# For working on the code: Django's auto-reloading development server instead of gunicorn, with
+# debug pages and one database connection per request (config.settings.dev).
 dev: $(INSTALLED)
 	WEB_SERVER=runserver $(PYTHON) -m devserver.run
 

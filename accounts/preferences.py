@@ -9,6 +9,7 @@ The middleware reads the signed-in person's profile once per request and activat
   who has not chosen is remembered (`browser_language`) so that notifications written for
   them while they are away speak their language too (`reader_settings`)."""
 
+import functools
 import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone, translation
+from psycopg import sql
 
 from config.db import prepared_cursor
 
@@ -104,8 +106,9 @@ class Reader(NamedTuple):
 def reader_from(language: str | None, browser: str | None, zone: str | None, email: str) -> Reader:
     """A Reader from the profile's columns (None: no profile) and the account's address:
     their choice, else the language their browser last asked for, else LANGUAGE_CODE; their
-    zone, else TIME_ZONE. For a query that reads a person anyway (routing's member figures
-    join READER_COLUMNS)."""
+    zone, else TIME_ZONE. For a query that reads a person anyway (READERS_SQL, and routing's
+    member figures: the same four columns, `pr.language, pr.browser_language, pr.time_zone,
+    u.email`)."""
     return Reader(
         language
         if language in SUPPORTED
@@ -117,14 +120,21 @@ def reader_from(language: str | None, browser: str | None, zone: str | None, ema
     )
 
 
-# The columns reader_from takes, for a query joining the profile as `pr` to the user as `u`.
-READER_COLUMNS = "pr.language, pr.browser_language, pr.time_zone, u.email"
-PROFILE_TABLE = Profile._meta.db_table
-# Raw: on every notification's path, where the ORM's query building cost more than the query.
-_READERS_SQL = (
-    f"SELECT u.id, {READER_COLUMNS} FROM {get_user_model()._meta.db_table} u "
-    f"LEFT JOIN {PROFILE_TABLE} pr ON pr.user_id = u.id WHERE u.id = ANY(%s)"
-)
+READERS_SQL = """
+SELECT u.id, pr.language, pr.browser_language, pr.time_zone, u.email
+FROM {users} u
+LEFT JOIN oa_user_profile pr ON pr.user_id = u.id
+WHERE u.id = ANY(%s)
+"""
+"""Each person's reader_from columns (the profile's, None without one; the account's
+address), by id. Locks nothing. Raw: on every notification's path, where the ORM's query
+building cost more than the query. {users}: the user model's table (a setting)."""
+
+
+@functools.cache
+def _readers_sql() -> str:
+    users = sql.Identifier(get_user_model()._meta.db_table)
+    return sql.SQL(READERS_SQL.strip()).format(users=users).as_string()
 
 
 def reader_settings(user_ids: Iterable[int]) -> dict[int, Reader]:
@@ -134,7 +144,7 @@ def reader_settings(user_ids: Iterable[int]) -> dict[int, Reader]:
     if not ids:
         return {}
     with prepared_cursor() as cursor:
-        cursor.execute(_READERS_SQL, [ids])
+        cursor.execute(_readers_sql(), [ids])
         rows = cursor.fetchall()
     found = {row[0]: reader_from(*row[1:]) for row in rows}
     default = Reader(settings.LANGUAGE_CODE, settings.TIME_ZONE)

@@ -19,8 +19,16 @@ once, the outbox drained, and /metrics (added up over every process) counting th
 requests the clients made. Then a search: steps of rising approval rate, each held steady,
 until approval p95 reaches 100 ms; the highest rate under it is reported.
 
+`--make-run` drives what `make run` starts instead: `python -m devserver.run` itself (its
+settings, config.settings.local; its process counts, gunicorn 2 workers × 4 threads; its
+log level), on the same database and Redis, on a free PORT, stopped with SIGTERM as Ctrl-C
+stops it. Only the demo history is left out (DEMO_HISTORY_DAYS=0): the checks count every
+ticket in the database. `--stack both` runs the production stack and then `make run`'s, the
+same load on each, and prints their figures side by side with the ratios.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/7 \\
-        .venv/bin/python bench/load.py [--rate 4] [--seconds 60] [--search 4,8,12,16,20,24,32]
+        .venv/bin/python bench/load.py [--rate 4] [--seconds 60] [--search 4,8,12,16,20,24,32] \\
+        [--make-run | --stack production|make-run|both]
 """
 
 from __future__ import annotations
@@ -42,7 +50,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, percentile, restore_default_ladders, setup_django  # noqa: E402
+from bench.common import (  # noqa: E402
+    ROOT,
+    median,
+    percentile,
+    restore_default_ladders,
+    setup_django,
+)
 
 DATABASE = "ticketdesk_load"
 GROUPS = 10
@@ -112,21 +126,23 @@ class Stack:
             argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, timeout: float = 90) -> None:
         import requests
 
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for name, proc in self.processes.items():
                 if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited: see {self.logs / (name + '.log')}")
+                    raise RuntimeError(f"{name} exited: see the logs in {self.logs}")
             try:
                 if requests.get(f"{self.base}/readyz", timeout=5).status_code == 200:
                     return
             except requests.RequestException:
                 pass
             time.sleep(0.5)
-        raise RuntimeError("the stack did not become ready in 90 s")
+        raise RuntimeError(f"the stack did not become ready in {timeout:.0f} s")
+
+    label = "production settings: gunicorn 4 workers × 4 threads, Celery 2 processes, beat"
 
     def stop(self) -> dict[str, int]:
         for proc in self.processes.values():
@@ -140,6 +156,72 @@ class Stack:
                 os.killpg(proc.pid, signal.SIGKILL)
                 codes[name] = proc.wait()
         return codes
+
+
+class MakeRunStack:
+    """What `make run` starts: `python -m devserver.run` with DATABASE_URL and REDIS_URL given
+    (so no embedded servers) and a free PORT; it migrates, collects static files, seeds the
+    demo data and starts gunicorn, a worker and beat with its own settings and defaults.
+    Stopped with SIGTERM to the runner, as Ctrl-C or a supervisor stops it."""
+
+    # What the bench process itself sets (setup_django) or a shell may carry that would make
+    # this something other than `make run` with its defaults.
+    NOT_INHERITED = (
+        "DJANGO_SETTINGS_MODULE",
+        "LOG_LEVEL",
+        "DJANGO_DEBUG",
+        "DB_CONN_MAX_AGE",
+        "WEB_SERVER",
+        "WEB_CONCURRENCY",
+        "WEB_THREADS",
+        "WEB_KEEPALIVE",
+        "CELERY_CONCURRENCY",
+        "HOST",
+    )
+    label = "make run: python -m devserver.run (config.settings.local, gunicorn 2 × 4 threads)"
+
+    def __init__(self, database_url: str, redis_url: str):
+        self.port = _free_port()
+        self.metrics_dir = tempfile.mkdtemp(prefix="load-metrics-")
+        self.logs = Path(tempfile.mkdtemp(prefix="load-logs-"))
+        env = {k: v for k, v in os.environ.items() if k not in self.NOT_INHERITED}
+        env.update(
+            {
+                "DATABASE_URL": database_url,
+                "REDIS_URL": redis_url,
+                "PORT": str(self.port),
+                "PROMETHEUS_MULTIPROC_DIR": self.metrics_dir,
+                "METRICS_TOKEN": METRICS_TOKEN,
+                # The checks below count every ticket in the database: no demo history.
+                "DEMO_HISTORY_DAYS": "0",
+            }
+        )
+        log = open(self.logs / "make-run.log", "wb")  # noqa: SIM115 (closed with the process)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "devserver.run"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes = {"make run": self.process}
+        self.base = f"http://127.0.0.1:{self.port}"
+        try:  # migrate, collectstatic and seed_demo come first
+            Stack._wait_ready(self, timeout=300)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> dict[str, int]:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            code = self.process.wait()
+        return {"make run": code}
 
 
 # Data --------------------------------------------------------------------------------------------
@@ -561,38 +643,22 @@ def _interrupt(signum, _frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-def main() -> None:
-    signal.signal(signal.SIGTERM, _interrupt)  # stop the stack on SIGTERM too (finally below)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rate", type=float, default=4, help="approvals/s of the main run")
-    parser.add_argument("--seconds", type=float, default=60, help="length of the main run")
-    parser.add_argument(
-        "--search",
-        default="4,8,12,16,20,24,32",
-        help="approval rates to step through (each held --step-seconds); empty: no search",
-    )
-    parser.add_argument("--step-seconds", type=float, default=30)
-    args = parser.parse_args()
+STACKS = {"production": Stack, "make-run": MakeRunStack}
 
-    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7")
-    setup_django(DATABASE)
-    from django.conf import settings
 
-    database_url = os.environ["DATABASE_URL"]
-    print(f"Load run on {os.cpu_count()} cores; database {DATABASE}, Redis {redis_url}")
+def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url: str) -> dict:
+    """One whole load run (world, stack, main run, checks, search) against one stack; returns
+    the figures the side-by-side table compares."""
     world = build_world(redis_url)
     print(f"  {AGENTS} agents in {GROUPS} groups (strategies {STRATEGIES}), tokens ready")
-    assert settings.DATABASES["default"]["NAME"] == DATABASE
-
-    stack = Stack(database_url, redis_url)
-    print(
-        f"  stack up: gunicorn 4 workers × 4 threads, Celery 2 processes, beat; logs {stack.logs}"
-    )
+    stack = STACKS[kind](database_url, redis_url)
+    print(f"  stack up ({stack.label}); logs {stack.logs}")
     sampler = Sampler()
     search = [float(r) for r in args.search.split(",") if r.strip()]
     total = args.seconds + 15 + len(search) * (args.step_seconds + 10) + 120
     load = Load(stack.base, world)
     checks: dict[str, bool] = {}
+    figures: dict = {}
     try:
         warm = time.monotonic()
         load.start_agents(until=warm + total)
@@ -607,14 +673,16 @@ def main() -> None:
         time.sleep(2)
         main_samples = load.recorder.samples[mark:]
         elapsed = time.monotonic() - start
+        approved_main = load.approved
         print(f"\nMain run: {args.rate:g} approvals/s for {args.seconds:.0f} s")
         print(
             f"  {len(main_samples)} requests in {elapsed:.0f} s = "
-            f"{len(main_samples) / elapsed:.1f} requests/s; {load.approved} approved"
+            f"{len(main_samples) / elapsed:.1f} requests/s; {approved_main} approved"
         )
         per_endpoint(main_samples)
         behind = load.recorder.behind
         print(f"  submissions behind schedule: p95 {percentile(behind, 95) * 1000:.0f} ms")
+        figures.update(main_figures(main_samples, approved_main, args.seconds, elapsed))
         settle(load)
         checks = consistency_checks()
         print(f"  most active tickets one agent held at any sample: {sampler.most_active}")
@@ -666,16 +734,157 @@ def main() -> None:
                 f"  highest steady approval rate with p95 < {APPROVAL_P95_TARGET_MS} ms: "
                 f"{best if best is not None else f'below {search[0]:g}'}/s"
             )
+            figures["best"] = best
     finally:
         load.stop()
         peak = sampler.stop()
         codes = stack.stop()
     server_errors = sum(1 for s in load.recorder.samples if s.status >= 500)
-    print("\nSummary")
+    print(f"\nSummary ({kind})")
     print(f"  5xx over the whole run: {server_errors}")
     print(f"  PostgreSQL connections at peak: {peak} (max_connections 100)")
     print(f"  exit codes after SIGTERM: {codes}")
-    if not all(checks.values()) or server_errors:
+    figures.update(
+        errors=server_errors,
+        peak=peak,
+        ok=bool(checks) and all(checks.values()) and not server_errors,
+        clean_stop=all(code == 0 for code in codes.values()),
+    )
+    return figures
+
+
+def main_figures(samples: list[Sample], approved: int, seconds: float, elapsed: float) -> dict:
+    """The main run's figures that the side-by-side table compares."""
+
+    def ms(endpoint: str) -> list[float]:
+        return [s.seconds * 1000 for s in samples if s.endpoint == endpoint]
+
+    approvals = ms("POST /api/tickets/{id}/approve/")
+    heartbeats = ms("POST /api/presence/heartbeat/")
+    polls = ms("GET /api/tickets/pool/?view=my_handling")
+    every = [s.seconds * 1000 for s in samples]
+    return {
+        "approvals/s": approved / seconds,
+        "requests/s": len(samples) / elapsed,
+        "approval p50 ms": percentile(approvals, 50),
+        "approval p95 ms": percentile(approvals, 95),
+        "approval p99 ms": percentile(approvals, 99),
+        "heartbeat p95 ms": percentile(heartbeats, 95),
+        "pool poll p95 ms": percentile(polls, 95),
+        "all requests p95 ms": percentile(every, 95),
+    }
+
+
+COMPARED = (
+    "approvals/s",
+    "requests/s",
+    "approval p50 ms",
+    "approval p95 ms",
+    "approval p99 ms",
+    "heartbeat p95 ms",
+    "pool poll p95 ms",
+    "all requests p95 ms",
+)
+
+
+def side_by_side(results: dict[str, list[dict]], args: argparse.Namespace) -> bool:
+    """The production stack's figures beside `make run`'s (medians over the rounds), with the
+    ratio; True when `make run` is within 20 % (approvals/s and requests/s at least 0.8 times
+    production's, approval p95 at most 1.2 times) and meets the issue's bar: at least 10
+    approvals/s held with approval p95 under 100 ms."""
+    prod = {name: median([r[name] for r in results["production"]]) for name in COMPARED}
+    run = {name: median([r[name] for r in results["make-run"]]) for name in COMPARED}
+    rounds = len(results["production"])
+    print(
+        f"\nSide by side: {args.rate:g} approvals/s for {args.seconds:.0f} s on each stack, "
+        f"{rounds} round(s) in this session (order {' '.join(args.order)}); medians"
+    )
+    print(f"  {'main run':24} {'production':>12} {'make run':>12} {'make run / prod':>16}")
+    for name in COMPARED:
+        ratio = run[name] / prod[name] if prod[name] else float("nan")
+        print(f"  {name:24} {prod[name]:>12.1f} {run[name]:>12.1f} {ratio:>16.2f}")
+    if rounds > 1:
+        for name in ("approvals/s", "approval p95 ms"):
+            for kind in ("production", "make-run"):
+                each = ", ".join(f"{r[name]:.1f}" for r in results[kind])
+                print(f"  {name} per round, {kind}: {each}")
+    for name, label in (
+        ("best", f"search: best rate p95<{APPROVAL_P95_TARGET_MS}"),
+        ("errors", "5xx (whole run)"),
+        ("peak", "PostgreSQL conns, peak"),
+    ):
+        shown = ["/".join(str(r.get(name, "-")) for r in results[k]) for k in results]
+        print(f"  {label:24} {shown[0]:>12} {shown[1]:>12}")
+    within = (
+        run["approvals/s"] >= 0.8 * prod["approvals/s"]
+        and run["requests/s"] >= 0.8 * prod["requests/s"]
+        and run["approval p95 ms"] <= 1.2 * prod["approval p95 ms"]
+    )
+    bar = run["approvals/s"] >= 10 * 0.98 and run["approval p95 ms"] < APPROVAL_P95_TARGET_MS
+    print(f"  [{'ok' if within else 'FAILED'}] make run within 20 % of production")
+    measured = args.rate >= 10
+    print(
+        f"  [{('ok' if bar else 'FAILED') if measured else 'not measured'}] make run holds >= 10 "
+        f"approvals/s with approval p95 < {APPROVAL_P95_TARGET_MS} ms"
+        + ("" if measured else f" (--rate {args.rate:g} is below 10)")
+    )
+    return within and (bar or not measured)
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, _interrupt)  # stop the stack on SIGTERM too (finally below)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=4, help="approvals/s of the main run")
+    parser.add_argument("--seconds", type=float, default=60, help="length of the main run")
+    parser.add_argument(
+        "--search",
+        default="4,8,12,16,20,24,32",
+        help="approval rates to step through (each held --step-seconds); empty: no search",
+    )
+    parser.add_argument("--step-seconds", type=float, default=30)
+    parser.add_argument(
+        "--stack",
+        choices=["production", "make-run", "both"],
+        default="production",
+        help="what to load: the production command lines with production settings (default), "
+        "what `make run` starts, or both in turn with the figures side by side",
+    )
+    parser.add_argument(
+        "--make-run",
+        dest="stack",
+        action="store_const",
+        const="make-run",
+        help="the same as --stack make-run",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --stack both: rounds of the two, in alternating order (production first, "
+        "then make run first, ...); the table gives medians",
+    )
+    args = parser.parse_args()
+
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7")
+    setup_django(DATABASE)
+    from django.conf import settings
+
+    database_url = os.environ["DATABASE_URL"]
+    print(f"Load run on {os.cpu_count()} cores; database {DATABASE}, Redis {redis_url}")
+    assert settings.DATABASES["default"]["NAME"] == DATABASE
+    if args.stack == "both":
+        pair = ["production", "make-run"]
+        args.order = [k for n in range(args.rounds) for k in (pair if n % 2 == 0 else pair[::-1])]
+    else:
+        args.order = [args.stack]
+    results: dict[str, list[dict]] = defaultdict(list)
+    for n, kind in enumerate(args.order, 1):
+        print(f"\n=== {kind} ({n}/{len(args.order)}) ===", flush=True)
+        results[kind].append(run_stack(kind, args, redis_url, database_url))
+    ok = all(r["ok"] for runs in results.values() for r in runs)
+    if args.stack == "both":
+        ok = side_by_side(results, args) and ok
+    if not ok:
         sys.exit(1)
 
 

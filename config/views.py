@@ -1,10 +1,10 @@
 """Site-wide error views: the API answers in its one JSON error shape, pages in HTML."""
 
-from django.http import JsonResponse
+from django.http import HttpResponseServerError, JsonResponse
+from django.template import loader
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found
-from django.views.defaults import server_error as html_server_error
 
 
 @csrf_exempt
@@ -24,7 +24,10 @@ def server_error(request):
             {"code": "internal", "detail": _("Something went wrong on our side; it is logged.")},
             status=500,
         )
-    return html_server_error(request)
+    # As Django's own server_error, with no request context (nothing that could fail again),
+    # plus the request id the log lines of this request carry (config/request_id.py).
+    page = loader.get_template("500.html")
+    return HttpResponseServerError(page.render({"request_id": getattr(request, "request_id", "")}))
 
 
 def favicon(request):

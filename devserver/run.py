@@ -1,22 +1,33 @@
-"""`make run`: the whole back-office on one machine.
+"""`make run`: the whole back-office on one machine, served the way production serves it.
 
 Uses the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL, or starts embedded ones with
 their data in ./.data (kept between runs). Then migrates, collects static files, loads the demo
-data and runs the web server (gunicorn; Django's auto-reloading runserver with
-WEB_SERVER=runserver, as `make dev` does), a Celery worker and celery-beat — the command lines
-of runtime/commands.py — until Ctrl-C / SIGTERM, when it
-stops all of them and the embedded servers it started. If any of them dies, it stops the rest
-and exits non-zero.
+data and runs gunicorn, a Celery worker and celery-beat — the command lines of
+runtime/commands.py — until Ctrl-C / SIGTERM, when it stops all of them and the embedded
+servers it started. If any of them dies, it stops the rest and exits non-zero.
 
-    python -m devserver.run        # PORT=8765 to serve on another port
+Two settings modules, chosen here unless DJANGO_SETTINGS_MODULE says otherwise:
+
+- `make run`: config.settings.local — production's behaviour (DEBUG off, persistent database
+  connections with health checks, static files served by whitenoise from what collectstatic
+  wrote) with local conveniences (any Host accepted, e-mail as log lines, plain HTTP).
+- `make dev` (WEB_SERVER=runserver): config.settings.dev — Django's auto-reloading runserver
+  instead of gunicorn, DEBUG on, one database connection per request.
+
+It listens on 127.0.0.1; HOST=0.0.0.0 (or another address) listens there instead, and a
+warning says so at start when DJANGO_ALLOWED_HOSTS or DJANGO_SECRET_KEY is not set (or debug
+pages are on), since the local defaults then face other machines.
+
+    python -m devserver.run        # PORT=8765 to serve on another port, HOST=0.0.0.0 to share
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from devserver.processes import ROOT, DevServerError, StopRequested, Supervisor, say
 from devserver.services import DATA_DIR, EmbeddedPostgres, EmbeddedRedis, read_dotenv
@@ -30,16 +41,23 @@ from runtime.commands import (
 
 DATABASE_NAME = "ticketdesk"
 FIRST_REDIS_PORT = 6390
+RUN_SETTINGS = "config.settings.local"  # `make run`
+DEV_SETTINGS = "config.settings.dev"  # `make dev`
+DEFAULT_HOST = "127.0.0.1"
+# As django-environ reads DJANGO_DEBUG (lower-cased).
+_TRUE = {"true", "on", "ok", "y", "yes", "1"}
 
 
 def main() -> int:
     read_dotenv()
     env = dict(os.environ)
-    env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    env.setdefault("DJANGO_SETTINGS_MODULE", settings_module(env))
     env["PYTHONUNBUFFERED"] = "1"  # children's logs show up as they happen
     # Web workers, Celery and beat write their metrics here; /metrics adds them up.
     env.setdefault(METRICS_DIR_ENV, str(DATA_DIR / "metrics"))
+    host = env.get("HOST") or DEFAULT_HOST
     port = int(env.get("PORT") or 8000)
+    warning = exposure_warning(host, env)
     python = sys.executable
     manage = [python, str(ROOT / "manage.py")]
 
@@ -47,7 +65,10 @@ def main() -> int:
     supervisor.install_signal_handlers()
     started: list[EmbeddedPostgres | EmbeddedRedis] = []
     try:
-        _check_port_free(port)
+        say(f"settings: {env['DJANGO_SETTINGS_MODULE']}")
+        if warning:
+            say(warning)
+        _check_port_free(host, port)
         if env.get("DATABASE_URL"):
             say("PostgreSQL: external, from DATABASE_URL")
         else:
@@ -74,13 +95,14 @@ def main() -> int:
         supervisor.run_step("seed_demo", [*manage, "seed_demo", *history], env=env)
 
         if env.get("WEB_SERVER") == "runserver":  # `make dev`: Django's server, auto-reloading
-            web = [*manage, "runserver", f"127.0.0.1:{port}"]
+            web = [*manage, "runserver", _address(host, port)]
         else:
-            web = web_command({**env, "WEB_BIND": f"127.0.0.1:{port}"})
+            web = web_command({**env, "WEB_BIND": _address(host, port)})
         supervisor.start("web", web, env=env)
         supervisor.start("worker", worker_command(env), env=env)
         supervisor.start("beat", beat_command(env), env=env)
-        code = supervisor.watch(on_tick=_announce_when_listening(port, env, started))
+        announce = _announce_when_listening(host, port, env, started, warning)
+        code = supervisor.watch(on_tick=announce)
     except StopRequested as stop:
         say(f"{stop} received during start-up: stopping")
         code = 0
@@ -95,33 +117,109 @@ def main() -> int:
     return code
 
 
-def _check_port_free(port: int) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+def settings_module(env: Mapping[str, str]) -> str:
+    """`make dev` (runserver) gets the debug settings; `make run` those that behave as
+    production does."""
+    return DEV_SETTINGS if env.get("WEB_SERVER") == "runserver" else RUN_SETTINGS
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach `host`. A name other than localhost may resolve to
+    anything, so it counts as reachable from elsewhere."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str, env: Mapping[str, str]) -> str | None:
+    """The line printed at start when the server listens beyond loopback with local defaults
+    that only loopback makes safe: any Host accepted (no DJANGO_ALLOWED_HOSTS), sessions signed
+    with the development key everyone has (no DJANGO_SECRET_KEY), or debug pages that show
+    settings and tracebacks. None when nothing of that applies."""
+    if is_loopback(host):
+        return None
+    problems, fixes = [], []
+    if not env.get("DJANGO_ALLOWED_HOSTS"):
+        problems.append("DJANGO_ALLOWED_HOSTS unset (any Host accepted)")
+        fixes.append("set DJANGO_ALLOWED_HOSTS to the names it is reached by")
+    if not env.get("DJANGO_SECRET_KEY"):
+        problems.append("DJANGO_SECRET_KEY unset (sessions signed with the public dev key)")
+        fixes.append("set DJANGO_SECRET_KEY to a long random value")
+    module = env.get("DJANGO_SETTINGS_MODULE") or settings_module(env)
+    debug = env.get("DJANGO_DEBUG")
+    if (debug.strip().lower() in _TRUE) if debug else module == DEV_SETTINGS:
+        problems.append("debug pages on (settings and tracebacks shown)")
+        fixes.append("set DJANGO_DEBUG=false")
+    if not problems:
+        return None
+    advice = "; ".join(fixes)
+    return (
+        f"warning: listening on {host}, which other machines can reach, with "
+        f"{'; '.join(problems)}. {advice[0].upper()}{advice[1:]}; or leave HOST unset to "
+        "listen on 127.0.0.1 only."
+    )
+
+
+def _address(host: str, port: int) -> str:
+    """host:port as gunicorn's --bind and runserver take it ([::1]:8000 for IPv6)."""
+    host = host.strip("[]")
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _check_port_free(host: str, port: int) -> None:
+    try:
+        family = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0][0]
+    except socket.gaierror as exc:
+        raise DevServerError(f"HOST={host} is not an address of this machine ({exc})") from None
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
+            sock.bind((host.strip("[]"), port))
+        except OSError as exc:
             raise DevServerError(
-                f"port {port} is in use; stop what uses it or run with PORT=<another port>"
+                f"cannot listen on {_address(host, port)} ({exc.strerror}); stop what uses the "
+                "port or run with PORT=<another port> (or another HOST)"
             ) from None
 
 
+def _local_address(host: str) -> str:
+    """Where this machine reaches a server listening on `host` (a wildcard: loopback)."""
+    host = host.strip("[]")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if address.is_unspecified:
+        return "::1" if address.version == 6 else "127.0.0.1"
+    return host
+
+
 def _announce_when_listening(
-    port: int, env: dict[str, str], started: list[EmbeddedPostgres | EmbeddedRedis]
+    host: str,
+    port: int,
+    env: dict[str, str],
+    started: list[EmbeddedPostgres | EmbeddedRedis],
+    warning: str | None,
 ) -> Callable[[], None]:
-    """Print the URLs once the web server accepts connections."""
+    """Print the URLs once the web server accepts connections (and the exposure warning again,
+    where it is seen)."""
     announced = False
+    local = _local_address(host)
 
     def announce() -> None:
         nonlocal announced
         if announced:
             return
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.settimeout(0.2)
-            if sock.connect_ex(("127.0.0.1", port)) != 0:
-                return
+        try:
+            with socket.create_connection((local, port), timeout=0.2):
+                pass
+        except OSError:
+            return
         announced = True
-        base = f"http://127.0.0.1:{port}"
+        base = f"http://{_address(local, port)}"
         embedded = {type(service) for service in started}
         lines = [
             "",
@@ -136,6 +234,8 @@ def _announce_when_listening(
             lines.append(f"  DATABASE_URL={env['DATABASE_URL']}")
         if EmbeddedRedis in embedded:
             lines.append(f"  REDIS_URL={env['REDIS_URL']}")
+        if warning:
+            lines.append(warning)
         for line in [*lines, ""]:
             say(line)
 

@@ -1,9 +1,7 @@
 """Sending: one service, exactly once. `send` writes, in the caller's transaction, one inbox
 message per recipient and one outbox row per external delivery; a unique constraint on
 (recipient, dedupe_key) makes a replayed event harmless. The deliveries are enqueued after
-commit by the task's name (delivery.py performs them). `compose` renders a send without
-writing it, for a caller that writes it inside its own statement (an assignment and its
-agent's notice: `Composed.statements`).
+commit by the task's name (delivery.py performs them).
 
 Each recipient reads the message in their own language and time zone (accounts.preferences
 reader_settings): the template's translation for their language when there is one, else its
@@ -34,7 +32,6 @@ from .models import (
     Notification,
     NotifyTemplate,
     NotifyTemplateTranslation,
-    OutboxDelivery,
 )
 from .rendering import TemplateError, render
 
@@ -80,28 +77,36 @@ def send(
     dedupe_key: str,
     ticket_id: int | None = None,
     now: datetime | None = None,
+    readers: dict | None = None,
 ) -> list[Notification]:
     """Notify each recipient (users or user ids; duplicates collapse) once per dedupe_key.
     Returns the messages newly written (empty when all were sent before). Raises
-    TemplateError for an unknown template or a missing parameter, writing nothing."""
+    TemplateError for an unknown template or a missing parameter, writing nothing.
+    `readers` (accounts.preferences.Reader by recipient), when the caller has read them
+    already; read here otherwise."""
     return send_batch(
         template_code=template_code,
         messages=[Message(recipients, params, dedupe_key, ticket_id)],
         now=now,
+        readers=readers,
     )
 
 
 def send_batch(
-    *, template_code: str, messages: list[Message], now: datetime | None = None
+    *,
+    template_code: str,
+    messages: list[Message],
+    now: datetime | None = None,
+    readers: dict | None = None,
 ) -> list[Notification]:
     """`send` for many events of one template in a constant number of queries (the SLA
     scanner's path). All messages render before anything is written: one bad message
     refuses the batch."""
     now = now or timezone.now()
     template, wordings = _template(template_code)
-    readers = reader_settings(
-        _user_id(r) for message in messages for r in message.recipients if r is not None
-    )
+    recipients = [_user_id(r) for message in messages for r in message.recipients if r is not None]
+    if readers is None or any(r not in readers for r in recipients):
+        readers = reader_settings(recipients)
     rows = _rows(template_code, wordings, messages, readers, now)
     if not template.enabled:
         logger.info("notification template disabled", extra={"template": template_code})
@@ -132,108 +137,11 @@ def send_batch(
                     created=now,
                 )
             )
-        deliveries = _outbox_rows(notifications, template.channels, readers, now)
+        ids = _outbox_rows(notifications, template.channels, readers, now)
         SENT.labels(template_code).inc(len(notifications))
-        if deliveries:
-            ids = [d.pk for d in deliveries]
+        if ids:
             transaction.on_commit(lambda: enqueue_deliveries(ids))
     return notifications
-
-
-@dataclass(frozen=True)
-class Composed:
-    """A send rendered and ready, not yet written: the statements that write it go into a
-    caller's own statement (`statements`), so that a message is written by the very statement
-    that makes the event it tells of (an assignment and its notice: one statement, so the
-    agent is told exactly when the assignment commits)."""
-
-    template_code: str
-    rows: list[tuple]  # the inbox rows (see _rows)
-    deliveries: list[tuple]  # recipient, dedupe key, channel, target, idempotency key
-    now: datetime
-
-    def statements(
-        self, name: str = "notice", *, when: str = "true"
-    ) -> list[tuple[str, str, list, list[str]]]:
-        """(CTE name, SQL, params, columns the caller reads back) for the caller's WITH:
-        `<name>` writes the inbox rows if the SQL condition `when` holds (the caller's own
-        write happened: `EXISTS (SELECT 1 FROM <its CTE>)`; ON CONFLICT DO NOTHING, as `send`),
-        `<name>_deliveries` the outbox rows of the rows it wrote, and two one-row reads,
-        `<name>_sent` (sent: how many inbox rows were written) and `<name>_delivered` (ids:
-        the outbox rows), which `written` takes after the statement ran."""
-        statements = [
-            (
-                name,
-                f"{_INSERT_SQL} SELECT * FROM (VALUES "
-                f"{','.join([_TYPED_ROW_SQL] * len(self.rows))}) AS v WHERE {when} "
-                f"{_ON_CONFLICT_SQL} RETURNING id, recipient_id, dedupe_key",
-                [value for row in self.rows for value in row],
-                [],
-            ),
-            (f"{name}_sent", f"SELECT count(*) AS sent FROM {name}", [], ["sent"]),
-        ]
-        if self.deliveries:
-            columns = list(zip(*self.deliveries, strict=True))
-            statements += [
-                (
-                    f"{name}_deliveries",
-                    f"INSERT INTO {OutboxDelivery._meta.db_table} (notification_id, channel, "
-                    "target, status, attempts, next_attempt_at, last_error, idempotency_key, "
-                    f"created) SELECT n.id, d.channel, d.target, %s, 0, %s, '', d.key, %s "
-                    f"FROM {name} n JOIN unnest(%s::bigint[], %s::text[], %s::text[], "
-                    "%s::text[], %s::text[]) AS d(recipient_id, dedupe_key, channel, target, "
-                    "key) ON d.recipient_id = n.recipient_id AND d.dedupe_key = n.dedupe_key "
-                    "ON CONFLICT DO NOTHING RETURNING id",
-                    [DeliveryStatus.PENDING.value, self.now, self.now, *map(list, columns)],
-                    [],
-                ),
-                (
-                    f"{name}_delivered",
-                    f"SELECT array_agg(id) AS ids FROM {name}_deliveries",
-                    [],
-                    ["ids"],
-                ),
-            ]
-        return statements
-
-    def written(self, sent: int, delivery_ids: list[int] | None) -> None:
-        """What the caller's statement wrote (its `_sent` and `_delivered` reads): counted,
-        and the deliveries enqueued once the caller's transaction commits."""
-        SENT.labels(self.template_code).inc(sent)
-        DUPLICATES.labels(self.template_code).inc(len(self.rows) - sent)
-        if delivery_ids:
-            ids = list(delivery_ids)
-            transaction.on_commit(lambda: enqueue_deliveries(ids))
-
-
-def compose(
-    *,
-    template_code: str,
-    message: Message,
-    now: datetime,
-    readers: dict | None = None,
-) -> Composed | None:
-    """`send`, rendered but not written (see Composed): None when there is nothing to write
-    (a disabled template, nobody to tell). `readers` (accounts.preferences.Reader by
-    recipient), when the caller has read them already; read here otherwise. Raises
-    TemplateError as `send` does, before anything is written."""
-    template, wordings = _template(template_code)
-    recipients = [_user_id(r) for r in message.recipients if r is not None]
-    if readers is None or any(r not in readers for r in recipients):
-        readers = reader_settings(recipients)
-    rows = _rows(template_code, wordings, [message], readers, now)
-    if not template.enabled:
-        logger.info("notification template disabled", extra={"template": template_code})
-        return None
-    if not rows:
-        return None
-    found = _deliveries(template_code, template.channels, [(r[0], r[5]) for r in rows], readers)
-    return Composed(
-        template_code,
-        rows,
-        [(*value, key) for key, value in found.items()],
-        now,
-    )
 
 
 def _template(code: str):
@@ -334,31 +242,29 @@ def _neutral(value) -> str:
     return str(value)
 
 
-_INSERT_SQL = (
-    f"INSERT INTO {Notification._meta.db_table} (recipient_id, template_code, title, content, "
-    "params, dedupe_key, ticket_id, created)"
-)
-_ROW_SQL = "(%s,%s,%s,%s,%s::jsonb,%s,%s,%s)"
-# The same, typed for server-side binding inside a VALUES list (Composed: prepared).
-_TYPED_ROW_SQL = "(%s::bigint,%s,%s,%s,%s::jsonb,%s,%s::bigint,%s::timestamptz)"
-_ON_CONFLICT_SQL = "ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING"
+INSERT_ONCE_SQL = """
+INSERT INTO oa_notification
+    (recipient_id, template_code, title, content, params, dedupe_key, ticket_id, created)
+SELECT r.recipient_id, r.template_code, r.title, r.content, r.params::jsonb, r.dedupe_key,
+       r.ticket_id, r.created
+FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
+            %s::bigint[], %s::timestamptz[])
+    AS r (recipient_id, template_code, title, content, params, dedupe_key, ticket_id, created)
+ON CONFLICT ON CONSTRAINT notification_once_per_recipient DO NOTHING
+RETURNING id, recipient_id, dedupe_key
+"""
+"""The inbox rows of a send (one array parameter per column, the rows of `_rows`), each
+written unless its recipient has it already (recipient, dedupe key): the constraint decides,
+not a prior read, so concurrent senders of the same event cannot both write — the second
+waits on the first's uncommitted row (the unique index's lock) and then writes nothing.
+Returns the rows written."""
 
 
 def _insert_once(rows: list[tuple]) -> list[tuple[int, int, str]]:
-    """INSERT … ON CONFLICT DO NOTHING RETURNING id: the constraint decides, not a prior read,
-    so concurrent senders of the same event cannot both write."""
-    created: list[tuple[int, int, str]] = []
+    """INSERT_ONCE_SQL: the rows written, (id, recipient, dedupe key)."""
     with connection.cursor() as cursor:
-        for offset in range(0, len(rows), 1000):
-            chunk = rows[offset : offset + 1000]
-            placeholders = ",".join([_ROW_SQL] * len(chunk))
-            cursor.execute(
-                f"{_INSERT_SQL} VALUES {placeholders} {_ON_CONFLICT_SQL} "
-                "RETURNING id, recipient_id, dedupe_key",
-                [value for row in chunk for value in row],
-            )
-            created.extend(cursor.fetchall())
-    return created
+        cursor.execute(INSERT_ONCE_SQL, [list(column) for column in zip(*rows, strict=True)])
+        return cursor.fetchall()
 
 
 def _deliveries(
@@ -390,30 +296,43 @@ def _deliveries(
     return found
 
 
-def _outbox_rows(notifications, channel_codes, readers, now) -> list[OutboxDelivery]:
-    """The outbox rows of the messages this send wrote (see _deliveries)."""
+OUTBOX_SQL = """
+INSERT INTO oa_notify_outbox
+    (notification_id, channel, target, status, attempts, next_attempt_at, last_error,
+     idempotency_key, created)
+SELECT d.notification_id, d.channel, d.target, %s, 0, %s, '', d.idempotency_key, %s
+FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[])
+    AS d (notification_id, channel, target, idempotency_key)
+ON CONFLICT DO NOTHING
+RETURNING id
+"""
+"""The external deliveries of the messages a send wrote (one array parameter per column),
+each unless a delivery of its idempotency key exists (a conflicting row belongs to an
+earlier send of the same event: the unique key decides, as for the inbox rows). Returns the
+ids of the rows written, the deliveries to enqueue."""
+
+
+def _outbox_rows(notifications, channel_codes, readers, now) -> list[int]:
+    """The outbox rows of the messages this send wrote (see _deliveries): their ids."""
     by_recipient = {(n.recipient_id, n.dedupe_key): n for n in notifications}
     found = _deliveries(notifications[0].template_code, channel_codes, list(by_recipient), readers)
     if not found:
         return []
-    rows = {
-        key: OutboxDelivery(
-            notification=by_recipient[recipient_id, dedupe_key],
-            channel=code,
-            target=target,
-            next_attempt_at=now,
-            created=now,
-            idempotency_key=key,
-        )
+    rows = [
+        (by_recipient[recipient_id, dedupe_key].pk, code, target, key)
         for key, (recipient_id, dedupe_key, code, target) in found.items()
-    }
-    OutboxDelivery.objects.bulk_create(rows.values(), ignore_conflicts=True)
-    # Those this send wrote (a conflicting row belongs to an earlier send's notification).
-    return list(
-        OutboxDelivery.objects.filter(
-            idempotency_key__in=list(rows), notification__in=[n.pk for n in notifications]
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            OUTBOX_SQL,
+            [
+                DeliveryStatus.PENDING.value,
+                now,
+                now,
+                *(list(column) for column in zip(*rows, strict=True)),
+            ],
         )
-    )
+        return [delivery_id for (delivery_id,) in cursor.fetchall()]
 
 
 def enqueue_deliveries(delivery_ids: list[int]) -> None:
@@ -426,10 +345,8 @@ def enqueue_deliveries(delivery_ids: list[int]) -> None:
 
 
 __all__ = [
-    "Composed",
     "Message",
     "TemplateError",
-    "compose",
     "enqueue_deliveries",
     "send",
     "send_batch",

@@ -15,74 +15,111 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
+from psycopg import sql
 
 from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
-from ticketing.models import ACTIVE_STATUSES, Ticket, TicketStatus
+from ticketing.models import ACTIVE_STATUSES, TicketStatus
 
-from .models import HandlerLoad
+FOLD_GONE_SQL = """
+DELETE FROM oa_handler_load
+WHERE user_id = %s AND group_id IS NOT DISTINCT FROM %s
+RETURNING since, active, offers, assigned
+"""
+"""A member's load rows of a group, deleted and returned to be summed (the fold's first
+half, `fold_gone`). Locks the rows it deletes; only folds delete (the triggers insert), and
+folds of a group run under its lock, so two folds never wait on each other's rows."""
 
-_LOADS = HandlerLoad._meta.db_table
-_TICKETS = Ticket._meta.db_table
-_HELD = ", ".join(str(int(status)) for status in ACTIVE_STATUSES)
-_OFFERED = int(TicketStatus.PENDING_PROCESS)
+FOLD_KEPT_SQL = """
+INSERT INTO oa_handler_load (user_id, group_id, since, active, offers, assigned)
+SELECT %s, %s, %s,
+       COALESCE(sum(active), 0),
+       COALESCE(sum(offers), 0),
+       COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0)
+FROM fold_gone
+HAVING sum(active) <> 0 OR sum(offers) <> 0
+    OR COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0) <> 0
+"""
+"""The fold's second half (`fold_kept`): the rows `fold_gone` deleted, as one — what the
+member holds and offers, and what was assigned to them since the day's start (what was
+assigned before it no longer counts: folded away); no row when all of it is nought. Both
+halves run in one statement (one snapshot: a row committed after it is neither deleted nor
+summed) — in the assignment's (routing.route, as two `Along`s) or in FOLD_SQL;
+fold_params gives their parameters."""
 
-# A member's rows of a group as one: what they hold and offer, and what was assigned to them
-# since the day's start (what was assigned before it no longer counts: folded away). Two
-# CTEs, `fold_gone` and `fold_kept` (fold_params gives their parameters in that order): in
-# the assignment's statement (routing.route) or as a statement of their own (FOLD_SQL).
-FOLD_GONE_SQL = (
-    f"DELETE FROM {_LOADS} WHERE user_id = %s AND group_id IS NOT DISTINCT FROM %s "
-    "RETURNING since, active, offers, assigned"
-)
-FOLD_KEPT_SQL = (
-    f"INSERT INTO {_LOADS} (user_id, group_id, since, active, offers, assigned) "
-    "SELECT %s, %s, %s, COALESCE(sum(active), 0), COALESCE(sum(offers), 0), "
-    "COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0) FROM fold_gone "
-    "HAVING sum(active) <> 0 OR sum(offers) <> 0 "
-    "OR COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0) <> 0"
-)
 FOLD_SQL = (
-    f"WITH fold_gone AS ({FOLD_GONE_SQL}), fold_kept AS ({FOLD_KEPT_SQL}) "
-    "SELECT count(*) FROM fold_gone"
+    sql.SQL("""
+WITH fold_gone AS ({gone}), fold_kept AS ({kept})
+SELECT count(*) FROM fold_gone
+""")
+    .format(gone=sql.SQL(FOLD_GONE_SQL.strip()), kept=sql.SQL(FOLD_KEPT_SQL.strip()))
+    .as_string()
 )
+"""The fold as a statement of its own (fold_sweep): the rows folded away."""
+
+CROWDED_SQL = """
+SELECT user_id, group_id FROM oa_handler_load
+GROUP BY user_id, group_id
+HAVING count(*) > %s
+ORDER BY group_id NULLS LAST, user_id
+"""
+"""Keys worth folding (fold_sweep): more than `%s` rows. Locks nothing."""
 
 # Two sweeps never fold at once (transaction-scoped advisory lock, taken before a group's):
 # rows of tickets in no group, or of a group that is gone, are folded by the sweep alone.
 _SWEEP_LOCK = 0x6C6F6164  # "load"
-# Keys worth folding: more than `%s` rows.
-CROWDED_SQL = (
-    f"SELECT user_id, group_id FROM {_LOADS} GROUP BY user_id, group_id HAVING count(*) > %s "
-    "ORDER BY group_id NULLS LAST, user_id"
-)
 
-
-# What the tickets themselves say, per handler and group: held (pending process or
-# processing), offered and not accepted, assigned since the day's start (the parameter).
-COUNTED_SQL = f"""
+_COUNTED = """
 SELECT handler_id, handler_group_id,
-       count(*) FILTER (WHERE ticket_status IN ({_HELD})),
-       count(*) FILTER (WHERE ticket_status = {_OFFERED} AND accepted_time IS NULL),
-       count(*) FILTER (WHERE assigned_time >= %s)
-FROM {_TICKETS} WHERE handler_id IS NOT NULL
+       count(*) FILTER (WHERE ticket_status = ANY(%(held)s)) AS active,
+       count(*) FILTER (WHERE ticket_status = %(offered)s AND accepted_time IS NULL) AS offers,
+       count(*) FILTER (WHERE assigned_time >= %(day_start)s) AS assigned
+FROM oa_ticket_bill
+WHERE handler_id IS NOT NULL
 GROUP BY handler_id, handler_group_id
 """
-SUMMED_SQL = f"""
-SELECT user_id, group_id, sum(active), sum(offers),
-       COALESCE(sum(assigned) FILTER (WHERE since >= %s), 0)
-FROM {_LOADS} GROUP BY user_id, group_id
+# What the tickets themselves say, per handler and group: held (pending process or
+# processing), offered and not accepted, assigned since the day's start.
+
+MISMATCHES_SQL = f"""
+WITH summed AS (
+    SELECT user_id, group_id,
+           sum(active) AS active,
+           sum(offers) AS offers,
+           COALESCE(sum(assigned) FILTER (WHERE since >= %(day_start)s), 0) AS assigned
+    FROM oa_handler_load
+    GROUP BY user_id, group_id
+), counted AS ({_COUNTED})
+SELECT COALESCE(s.user_id, c.handler_id), COALESCE(s.group_id, c.handler_group_id),
+       COALESCE(s.active, 0), COALESCE(s.offers, 0), COALESCE(s.assigned, 0),
+       COALESCE(c.active, 0), COALESCE(c.offers, 0), COALESCE(c.assigned, 0)
+FROM summed s
+FULL JOIN counted c
+    ON c.handler_id = s.user_id AND c.handler_group_id IS NOT DISTINCT FROM s.group_id
+ORDER BY 1, 2 NULLS FIRST
 """
+"""The load rows summed beside what the tickets say, per handler and group, in one snapshot
+(mismatches). Locks nothing."""
+
 REBUILD_SQL = f"""
-INSERT INTO {_LOADS} (user_id, group_id, since, active, offers, assigned)
-SELECT handler_id, handler_group_id, %s, active, offers, assigned
-FROM ({COUNTED_SQL}) counted (handler_id, handler_group_id, active, offers, assigned)
+WITH counted AS ({_COUNTED})
+INSERT INTO oa_handler_load (user_id, group_id, since, active, offers, assigned)
+SELECT handler_id, handler_group_id, %(day_start)s, active, offers, assigned
+FROM counted
 WHERE active > 0 OR assigned > 0
 """
+"""One load row per handler and group, counted from the tickets (rebuild, which has emptied
+the table and holds the tickets' SHARE lock)."""
 
 
 def day_start(now: datetime) -> datetime:
     """The start of `now`'s day in the server's zone: what counts as assigned today."""
     return timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _counted_params(start: datetime) -> dict:
+    held = [int(status) for status in ACTIVE_STATUSES]
+    return {"held": held, "offered": int(TicketStatus.PENDING_PROCESS), "day_start": start}
 
 
 def fold_params(user_id: int, group_id: int | None, now: datetime) -> tuple[list, list]:
@@ -129,17 +166,7 @@ def mismatches(*, now: datetime | None = None) -> list[tuple]:
     disabled them or loaded tickets without them."""
     start = day_start(now or timezone.now())
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT COALESCE(s.user_id, c.handler_id), COALESCE(s.group_id, c.handler_group_id), "
-            "COALESCE(s.active, 0), COALESCE(s.offers, 0), COALESCE(s.assigned, 0), "
-            "COALESCE(c.active, 0), COALESCE(c.offers, 0), COALESCE(c.assigned, 0) "
-            f"FROM ({SUMMED_SQL}) s (user_id, group_id, active, offers, assigned) "
-            f"FULL JOIN ({COUNTED_SQL}) c (handler_id, handler_group_id, active, offers, assigned) "
-            "ON c.handler_id = s.user_id "
-            "AND c.handler_group_id IS NOT DISTINCT FROM s.group_id "
-            "ORDER BY 1, 2 NULLS FIRST",
-            [start, start],
-        )
+        cursor.execute(MISMATCHES_SQL, _counted_params(start))
         rows = cursor.fetchall()
     return [
         (user_id, group_id, summed, counted)
@@ -153,7 +180,7 @@ def rebuild(*, now: datetime | None = None) -> int:
     ticket writes wait (SHARE lock on the ticket table: reads go on). Rows written."""
     start = day_start(now or timezone.now())
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"LOCK TABLE {_TICKETS} IN SHARE MODE")
-        cursor.execute(f"DELETE FROM {_LOADS}")
-        cursor.execute(REBUILD_SQL, [start, start])
+        cursor.execute("LOCK TABLE oa_ticket_bill IN SHARE MODE")
+        cursor.execute("DELETE FROM oa_handler_load")
+        cursor.execute(REBUILD_SQL, _counted_params(start))
         return cursor.rowcount

@@ -1,5 +1,5 @@
 """The backstop for assignment notices. An assignment writes its agent's notice in its own
-statement (route.py) and its event as notified; an event left unnotified (written by a
+transaction (route.py) and its event as notified; an event left unnotified (written by a
 version that told the agent after commit, and whose process died in between) is told here,
 by the routing sweep. Exactly once: each event is claimed by a compare-and-set on
 `notified`, and the notice's dedupe key names the assignment, so a retry or the sweep can

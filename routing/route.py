@@ -4,7 +4,7 @@ group's queue. The caller holds the group row lock, taken before ticket rows (an
 takes the ticket's first, by approving it, and then the group's: `lock_group`).
 
 May import: routing's strategies and models, ticketing's core (models, lifecycle, transitions,
-notify), handler_groups, notifications (the notice it writes with an assignment), config."""
+notify), handler_groups, config."""
 
 import logging
 from collections.abc import Collection, Mapping
@@ -13,14 +13,13 @@ from functools import cache
 
 import orjson
 from celery import current_app
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import connection, transaction
 from django.utils import timezone
+from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from config.db import prepared_cursor
+from config.db import instances, prepared_cursor
 from handler_groups.models import HandlerGroup
-from notifications import sending
-from notifications.rendering import TemplateError
 from ticketing import lifecycle, notify
 from ticketing.models import Ticket, TicketStatus
 from ticketing.transitions import Along, apply_transition_along
@@ -36,41 +35,49 @@ logger = logging.getLogger(__name__)
 RECLAIM_OFFER_TASK = "ticketing.reclaim_offer"
 
 
-DECISION_INSERT_SQL = (
-    f"INSERT INTO {RoutingDecision._meta.db_table} "
-    "(ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)"
-)
-# The writes that go with a routing transition (ticketing.transitions.Along, in the
-# transition's own statement, reading the routed ticket as `upd`): one statement under the
-# group lock for the ticket, its audit record, the cursor, the decision and the event.
-DECISION_ALONG_SQL = (
-    f"INSERT INTO {RoutingDecision._meta.db_table} "
-    "(ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created) "
-    "SELECT upd.id, %s, %s, %s, %s, %s, %s::jsonb, %s FROM upd"
-)
-# Notified: the agent's notice is written by the same statement (route: `_notice`).
-EVENT_ALONG_SQL = (
-    f"INSERT INTO {AssignmentEvent._meta.db_table} "
-    "(group_id, ticket_id, user_id, kind, strategy, pick_ms, overflowed, reclaimed, created, "
-    "notified) SELECT %s, upd.id, upd.handler_id, %s, %s, %s, %s, %s, upd.assigned_time, true "
-    "FROM upd RETURNING id"
-)
-_GROUPS = HandlerGroup._meta.db_table
-CURSOR_ALONG_SQL = (
-    f"UPDATE {_GROUPS} SET last_assign_index = %s, updated = %s "
-    "WHERE id = %s AND EXISTS (SELECT 1 FROM upd)"
-)
-_GROUP_FIELDS = HandlerGroup._meta.concrete_fields
-_GROUP_ATTNAMES = [f.attname for f in _GROUP_FIELDS]
-# The row as it is once locked, whatever the statement's snapshot. FOR NO KEY UPDATE
-# serialises routing as FOR UPDATE does (the two conflict, and each with itself), but not the
-# foreign-key checks of rows that reference the group (FOR KEY SHARE): a ticket submitted
-# into the group never waits for an approval's routing.
-LOCK_GROUP_SQL = (
-    f"SELECT {', '.join(f.column for f in _GROUP_FIELDS)} FROM {_GROUPS} WHERE id = %s "
-    "FOR NO KEY UPDATE"
-)
+DECISION_INSERT_SQL = """
+INSERT INTO oa_routing_decision
+    (ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created)
+VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)
+"""
+"""One routing decision of a ticket that is not moving (record_decision). Takes no lock
+beyond the row it inserts; the caller holds the group's."""
+
+# The writes that go with a routing transition: ticketing.transitions.Along, in the
+# transition's own statement, reading the routed ticket as `upd` (no row in `upd`: the
+# transition did not apply, and none of them writes). One statement under the group lock
+# for the ticket, its audit record, the cursor, the decision and the event.
+DECISION_ALONG_SQL = """
+INSERT INTO oa_routing_decision
+    (ticket_id, group_id, trigger, strategy, outcome, chosen_id, members, created)
+SELECT upd.id, %s, %s, %s, %s, %s, %s::jsonb, %s FROM upd
+"""
+"""The decision of the routing that moved the ticket."""
+
+EVENT_ALONG_SQL = """
+INSERT INTO oa_assignment_event
+    (group_id, ticket_id, user_id, kind, strategy, pick_ms, overflowed, reclaimed, created,
+     notified)
+SELECT %s, upd.id, upd.handler_id, %s, %s, %s, %s, %s, upd.assigned_time, true FROM upd
+"""
+"""The assignment's event: its agent and instant are the assignment's own (`upd`). Notified:
+the agent's notice is written in the same transaction (route: `notify.told_of_assignment`),
+so the notice sweep never has it to tell."""
+
+CURSOR_ALONG_SQL = """
+UPDATE oa_ticket_handler_group SET last_assign_index = %s, updated = %s
+WHERE id = %s AND EXISTS (SELECT 1 FROM upd)
+"""
+"""The group's round-robin cursor, moved to the member chosen. The group row is already
+locked by the caller (lock_group): this UPDATE waits for nobody."""
+
+LOCK_GROUP_SQL = """
+SELECT {columns} FROM oa_ticket_handler_group WHERE id = %s FOR NO KEY UPDATE
+"""
+"""The group row as it is once locked, whatever the statement's snapshot (lock_group). FOR NO
+KEY UPDATE serialises routing as FOR UPDATE does (the two conflict, and each with itself),
+but not the foreign-key checks of rows that reference the group (FOR KEY SHARE): a ticket
+submitted into the group never waits for an approval's routing. {columns}: the model's."""
 
 
 def lock_group(group_id: int | None) -> HandlerGroup | None:
@@ -81,31 +88,15 @@ def lock_group(group_id: int | None) -> HandlerGroup | None:
     if group_id is None:
         return None
     with prepared_cursor() as cursor:
-        cursor.execute(LOCK_GROUP_SQL, [group_id])
-        row = cursor.fetchone()
-    return None if row is None else _group_from_row(row)
-
-
-def _group_from_row(row) -> HandlerGroup:
-    db = connections[DEFAULT_DB_ALIAS]
-    values = list(row)
-    for index, field, converters in _group_converters():
-        for converter in converters:
-            values[index] = converter(values[index], field, db)
-    return HandlerGroup.from_db(db.alias, _GROUP_ATTNAMES, values)
+        cursor.execute(_lock_group_sql(), [group_id])
+        found = instances(HandlerGroup, cursor.fetchall())
+    return found[0] if found else None
 
 
 @cache
-def _group_converters() -> list[tuple]:
-    """(position, field, converters) of the group's columns that have any."""
-    db = connections[DEFAULT_DB_ALIAS]
-    found = []
-    for index, field in enumerate(_GROUP_FIELDS):
-        # A field stands for its column here; Django's stubs type the two apart.
-        converters = field.get_db_converters(db) + db.ops.get_db_converters(field)  # type: ignore[attr-defined, arg-type]
-        if converters:
-            found.append((index, field, converters))
-    return found
+def _lock_group_sql() -> str:
+    columns = [sql.Identifier(f.column) for f in HandlerGroup._meta.concrete_fields]
+    return sql.SQL(LOCK_GROUP_SQL.strip()).format(columns=sql.SQL(", ").join(columns)).as_string()
 
 
 def route(
@@ -126,10 +117,11 @@ def route(
 
     Every decision a group's strategy makes is recorded (RoutingDecision): what it saw,
     `trigger` (why routing ran: approval, transfer, drain, reclaim, decline, overflow,
-    escalation) and the outcome. An assignment is one statement: the ticket's transition
+    escalation) and the outcome. An assignment is one statement — the ticket's transition
     with its audit record, the round-robin cursor, the decision, the assignment event and the
-    agent's notice (inbox message and outbox deliveries, rendered for them before the
-    statement), so the agent is told exactly when, and only if, the assignment commits."""
+    fold of the member's load rows (docs/adr/0001-one-statement-assignment.md) — followed in
+    the same transaction by the agent's notice (notifications.send: inbox message and outbox
+    deliveries), so the agent is told exactly when, and only if, the assignment commits."""
     handler_id, pick_ms, members, readers = None, None, None, None
     cursor = group.last_assign_index if group is not None else None
     if group is not None:
@@ -176,14 +168,7 @@ def route(
         overflowed,
         bool(exclude),
     ]
-    notice = _notice(ticket, group, handler_id, now, readers)
-    notice_alongs = [
-        Along(name, sql, params, columns=columns)
-        for name, sql, params, columns in (
-            notice.statements("notice", when="EXISTS (SELECT 1 FROM upd)") if notice else ()
-        )
-    ]
-    ticket, read = apply_transition_along(
+    ticket, _ = apply_transition_along(
         ticket_id=ticket.pk,
         transition=lifecycle.ASSIGN,
         actor_id=actor_id,
@@ -202,37 +187,18 @@ def route(
                 DECISION_ALONG_SQL,
                 _decision_values(group, trigger, outcome, handler_id, members, now),
             ),
-            Along("event", EVENT_ALONG_SQL, event, columns=["id"]),
-            *notice_alongs,
+            Along("event", EVENT_ALONG_SQL, event),
             *_fold_along(handler_id, group, now),
         ],
     )
     ticket.handler_group = group
-    if notice is not None:
-        (sent,) = read["notice_sent"]  # type: ignore[misc]  # the notice's CTE reads it back
-        delivered = read.get("notice_delivered")
-        notice.written(sent, delivered[0] if delivered else None)
+    # The agent's notice, in the same transaction: it commits with the assignment or not at
+    # all. A template that cannot render is logged and the assignment goes on; a failed
+    # write (SQL) aborts the transaction and takes the whole approval with it.
+    notify.told_of_assignment(ticket, group, readers=readers)
     if group.offer_timeout_seconds:
         schedule_offer_timeout(ticket=ticket, seconds=group.offer_timeout_seconds)
     return ticket
-
-
-def _notice(ticket: Ticket, group: HandlerGroup, handler_id: int, now: datetime, readers):
-    """The agent's assignment notice, rendered for them (notifications.sending.compose), or
-    None: nothing to write (the template disabled) or a template that cannot render (logged
-    and counted by compose; the assignment must not fail for it)."""
-    template_code, message = notify.assignment_message(
-        ticket, group=group, handler_id=handler_id, assigned_time=now
-    )
-    try:
-        return sending.compose(
-            template_code=template_code, message=message, now=now, readers=readers
-        )
-    except TemplateError:
-        logger.warning(
-            "notification not sent", extra={"ticket_id": ticket.pk, "template": template_code}
-        )
-        return None
 
 
 def _queue(

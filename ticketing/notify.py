@@ -43,7 +43,7 @@ def _send(*, recipients, template_code: str, ticket: Ticket, dedupe_key: str, **
     )
 
 
-def _send_message(template_code: str, message: Message) -> None:
+def _send_message(template_code: str, message: Message, readers=None) -> None:
     try:
         # send refuses a bad template before writing anything: no savepoint needed.
         send(
@@ -52,6 +52,7 @@ def _send_message(template_code: str, message: Message) -> None:
             params=message.params,
             dedupe_key=message.dedupe_key,
             ticket_id=message.ticket_id,
+            readers=readers,
         )
     except TemplateError:
         logger.warning(
@@ -136,15 +137,16 @@ def rejected(ticket: Ticket, reason: str) -> None:
     )
 
 
-def told_of_assignment(ticket: Ticket, group) -> None:
-    """The assignment notice (assignment_message) of the ticket's current assignment."""
+def told_of_assignment(ticket: Ticket, group, *, readers=None) -> None:
+    """The assignment notice (assignment_message) of the ticket's current assignment.
+    `readers` (accounts.preferences.Reader by user id), when the caller has read them."""
     template_code, message = assignment_message(
         ticket,
         group=group,
         handler_id=ticket.handler_id,  # type: ignore[arg-type]  # assigned: set
         assigned_time=ticket.assigned_time,  # type: ignore[arg-type]  # assigned: set
     )
-    _send_message(template_code, message)
+    _send_message(template_code, message, readers)
 
 
 def reclaimed(ticket: Ticket, handler_id: int, assigned_time) -> None:

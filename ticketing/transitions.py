@@ -9,13 +9,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model, Q
+from psycopg import sql
 
-from config.db import prepared_cursor
+from config.db import instances, prepared_cursor
 
 from .lifecycle import IllegalTransition, Transition
 from .models import ProcessStatus, Ticket, TicketRecord
@@ -49,11 +50,12 @@ class Along:
     the status change (the SLA clocks of an approval; the routing decision of an
     assignment).
 
-    `sql` may read `upd`, the updated ticket row: `INSERT … SELECT … FROM upd` writes only
-    when the transition applies (a transition that did not apply raises IllegalTransition,
-    but the caller's transaction may go on). `columns`: expressions over the CTE's (at most
-    one) row to read back, returned by `apply_transition_along`; a plain SELECT runs only
-    when something of it is read back."""
+    `sql` is one whole statement (a module's triple-quoted text, with its own docstring
+    saying what it locks) that may read `upd`, the updated ticket row: `INSERT … SELECT …
+    FROM upd` writes only when the transition applies (a transition that did not apply
+    raises IllegalTransition, but the caller's transaction may go on). `columns`: columns
+    of the CTE's (at most one) row to read back, returned by `apply_transition_along`; a
+    plain SELECT runs only when something of it is read back."""
 
     name: str
     sql: str
@@ -103,9 +105,9 @@ def apply_transition_along(
     ticket and, by name, the columns read back from each along (None for a CTE without a
     row)."""
     assert connection.in_atomic_block, "apply_transition must run inside transaction.atomic"
-    where_sql, where_params = _where(ticket_id, transition, condition)
+    where, where_params = _where(ticket_id, transition, condition)
     claimed = _compare_and_set(
-        where_sql,
+        where,
         where_params,
         field=transition.field,
         updates={transition.field: transition.target, **(values or {})},
@@ -125,81 +127,99 @@ def apply_transition_along(
 
 
 def _where(ticket_id: int, transition: Transition, condition: Q | None) -> tuple[str, list]:
-    """The compare-and-set's WHERE: this ticket, in a source status of the transition (and
-    approved, where the transition needs it), and meeting `condition`."""
-    table = connection.ops.quote_name(Ticket._meta.db_table)
-    column = connection.ops.quote_name(transition.field)
-    sources = ", ".join(["%s"] * len(transition.sources))
-    sql = f"{table}.id = %s AND {table}.{column} IN ({sources})"
-    params: list = [ticket_id, *transition.sources]
+    """The compare-and-set's WHERE on the ticket table: this ticket, in a source status of
+    the transition (and approved, where the transition needs it), and meeting `condition`
+    (compiled by the ORM: its SQL is Django's own)."""
+    where: sql.Composable = sql.SQL(TRANSITION_WHERE_SQL).format(
+        # A concrete field (a column), not a relation's reverse side get_field may also give.
+        status=sql.Identifier(Ticket._meta.get_field(transition.field).column)  # type: ignore[union-attr, arg-type]
+    )
+    params: list = [ticket_id, list(transition.sources)]
     if transition.requires_approved:
-        sql += f" AND {table}.process_status = %s"
+        where = sql.SQL("{} AND oa_ticket_bill.process_status = %s").format(where)
         params.append(ProcessStatus.APPROVED)
     if condition is not None:
         queryset = Ticket.objects.filter(condition)
         compiler = queryset.query.get_compiler(connection=connection)
         extra_sql, extra_params = compiler.compile(queryset.query.where)
-        sql += f" AND ({extra_sql})"
+        where = sql.SQL("{} AND ({})").format(where, sql.SQL(extra_sql))
         params.extend(extra_params)
-    return sql, params
+    return where.as_string(), params
 
 
-@cache
-def _ticket_columns() -> tuple[str, list]:
-    """RETURNING list and per-field converters of the ticket row (the same for every call)."""
-    meta = Ticket._meta
-    table = connection.ops.quote_name(meta.db_table)
-    fields = meta.concrete_fields
-    returning = ", ".join(f"{table}.{connection.ops.quote_name(f.column)}" for f in fields)
-    # A field stands for its column here; Django's stubs type the two apart.
-    converters = [
-        (f, f.get_db_converters(connection) + connection.ops.get_db_converters(f)) for f in fields  # type: ignore[attr-defined, arg-type]
-    ]
-    return returning, converters
+# This ticket in a source status of the transition (sources: an array parameter).
+TRANSITION_WHERE_SQL = "oa_ticket_bill.id = %s AND oa_ticket_bill.{status} = ANY(%s::smallint[])"
 
-
-@cache
-def _ticket_attnames() -> list[str]:
-    return [f.attname for f in Ticket._meta.concrete_fields]
+COMPARE_AND_SET_SQL = """
+WITH old AS (
+    SELECT oa_ticket_bill.id, oa_ticket_bill.{status} AS previous
+    FROM oa_ticket_bill
+    WHERE {where}
+    FOR UPDATE
+), upd AS (
+    UPDATE oa_ticket_bill SET {assignments}
+    FROM old
+    WHERE oa_ticket_bill.id = old.id
+    RETURNING old.previous, {ticket_columns}
+), rec AS (
+    INSERT INTO oa_ticket_record
+        (ticket_id, action, actor_id, from_status, to_status, created, detail)
+    SELECT upd.id, %s::text, %s::bigint, upd.previous, %s::smallint, %s::timestamptz, %s::jsonb
+    FROM upd
+){alongs}
+SELECT upd.*{read_back}
+FROM upd{joins}
+"""
+"""One transition, one statement (`_compare_and_set`). Locks the ticket's row (FOR UPDATE in
+`old`) until the caller's transaction ends: the WHERE is on the locked table, so after
+waiting for a concurrent writer PostgreSQL re-checks it against the new row version and a
+lost race matches nothing — no row, nothing written, not even by the alongs, which read
+`upd`. `old` keeps the status before the update for the audit record (`rec`); `alongs` are
+the `Along` statements of the caller (`, <name> AS (<its SQL>)`), `read_back` and `joins`
+read back their columns (`LEFT JOIN <name> ON true`: at most one row each)."""
 
 
 @lru_cache(maxsize=256)
 def _cas_sql(
-    where_sql: str,
+    where: str,
     field: str,
     columns: tuple[str, ...],
     alongs: tuple[tuple[str, str, tuple[str, ...]], ...],
 ) -> str:
-    """The compare-and-set's SQL for one shape of transition (see _compare_and_set): the same
-    few shapes come again and again, and each is built once."""
+    """COMPARE_AND_SET_SQL for one shape of transition (its WHERE, the columns it sets, its
+    alongs): the same few shapes come again and again, and each is composed once."""
     meta = Ticket._meta
-    quote = connection.ops.quote_name
-    table = quote(meta.db_table)
-    assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
-    returning, _ = _ticket_columns()
-    records = quote(TicketRecord._meta.db_table)
-    # `field` is a concrete field of the ticket (a column), not a relation's reverse side.
-    sql = (
-        f"WITH old AS (SELECT {table}.id, {table}.{quote(meta.get_field(field).column)} "  # type: ignore[union-attr, arg-type]
-        f"AS previous FROM {table} WHERE {where_sql} FOR UPDATE), "
-        f"upd AS (UPDATE {table} SET {assignments} FROM old "
-        f"WHERE {table}.id = old.id RETURNING old.previous, {returning}), "
-        f"rec AS (INSERT INTO {records} "
-        f"(ticket_id, action, actor_id, from_status, to_status, created, detail) "
-        f"SELECT upd.id, %s::text, %s::bigint, upd.previous, %s::smallint, %s::timestamptz, "
-        f"%s::jsonb FROM upd)"
+    comma = sql.SQL(", ")
+    statement = sql.SQL(COMPARE_AND_SET_SQL).format(
+        # (as above: the transition's status field is a column)
+        status=sql.Identifier(meta.get_field(field).column),  # type: ignore[union-attr, arg-type]
+        where=sql.SQL(where),
+        assignments=comma.join(
+            sql.SQL("{} = %s").format(sql.Identifier(column)) for column in columns
+        ),
+        ticket_columns=comma.join(
+            sql.Identifier(meta.db_table, f.column) for f in meta.concrete_fields
+        ),
+        alongs=sql.SQL("").join(
+            sql.SQL(",\n{} AS ({})").format(sql.Identifier(name), sql.SQL(along_sql.strip()))
+            for name, along_sql, _ in alongs
+        ),
+        read_back=sql.SQL("").join(
+            sql.SQL(", {}").format(sql.Identifier(name, column))
+            for name, _, along_columns in alongs
+            for column in along_columns
+        ),
+        joins=sql.SQL("").join(
+            sql.SQL("\nLEFT JOIN {} ON true").format(sql.Identifier(name))
+            for name, _, along_columns in alongs
+            if along_columns
+        ),
     )
-    read_back, joins = [], []  # type: ignore[var-annotated]  # lists of SQL texts
-    for name, along_sql, along_columns in alongs:
-        sql += f", {name} AS ({along_sql})"
-        if along_columns:
-            read_back.extend(f"{name}.{column}" for column in along_columns)
-            joins.append(f" LEFT JOIN {name} ON true")
-    return sql + f" SELECT {', '.join(['upd.*', *read_back])} FROM upd{''.join(joins)}"
+    return statement.as_string()
 
 
 def _compare_and_set(
-    where_sql: str,
+    where: str,
     where_params: list,
     *,
     field: str,
@@ -207,20 +227,10 @@ def _compare_and_set(
     audit: tuple,
     along: Sequence[Along] = (),
 ) -> tuple[Ticket, dict[str, tuple | None]] | None:
-    """One statement: lock the row matching WHERE, update it, write the audit record of the
-    status `field` it changes (`audit`: actor, instant, action, new status, detail) and run
-    the `along` statements, and return the updated ticket with what the alongs read back —
-    or None when no row matched (and nothing was written).
-
-        WITH old AS (SELECT id, <field> AS previous FROM t WHERE <where> FOR UPDATE),
-             upd AS (UPDATE t SET … FROM old WHERE t.id = old.id
-                     RETURNING old.previous, t.*),
-             rec AS (INSERT INTO oa_ticket_record … SELECT upd.id, … FROM upd),
-             <along.name> AS (<along.sql>), …
-        SELECT upd.*, <along columns> FROM upd LEFT JOIN <along.name> ON true …
-
-    The WHERE is on the locked table, so after waiting for a concurrent writer PostgreSQL
-    re-checks it against the new row version (a lost race matches nothing)."""
+    """COMPARE_AND_SET_SQL: lock the row matching WHERE, update it, write the audit record
+    of the status `field` it changes (`audit`: actor, instant, action, new status, detail)
+    and run the `along` statements; the updated ticket with what the alongs read back — or
+    None when no row matched (and nothing was written)."""
     db = connections[DEFAULT_DB_ALIAS]  # the connection itself, not the per-access proxy
     meta = Ticket._meta
     columns, set_params = [], []
@@ -230,8 +240,8 @@ def _compare_and_set(
             value = value.pk
         columns.append(model_field.column)  # type: ignore[union-attr]
         set_params.append(model_field.get_db_prep_save(value, db))  # type: ignore[union-attr]
-    sql = _cas_sql(
-        where_sql,
+    statement = _cas_sql(
+        where,
         field,
         tuple(columns),
         tuple((a.name, a.sql, tuple(a.columns)) for a in along),
@@ -240,24 +250,17 @@ def _compare_and_set(
     audit_params = [action, actor_id, to_status, now, detail]
     along_params = [param for statement in along for param in statement.params]
     with prepared_cursor() as cursor:
-        cursor.execute(sql, [*where_params, *set_params, *audit_params, *along_params])
+        cursor.execute(statement, [*where_params, *set_params, *audit_params, *along_params])
         row = cursor.fetchone()
     if row is None:
         return None
-    _, converters = _ticket_columns()
-    values = []
-    start = 1  # after old.previous
-    end = start + len(converters)
-    for (model_field, field_converters), value in zip(converters, row[start:end], strict=True):
-        for converter in field_converters:
-            value = converter(value, model_field, db)
-        values.append(value)
-    ticket = Ticket.from_db(db.alias, _ticket_attnames(), values)
+    width = len(meta.concrete_fields)
+    (ticket,) = instances(Ticket, [row[1 : 1 + width]])  # after old.previous
     read: dict[str, tuple | None] = {}
-    for statement in along:
-        if statement.columns:
-            width = len(statement.columns)
-            read_back = tuple(row[end : end + width])
-            read[statement.name] = None if all(c is None for c in read_back) else read_back
-            end += width
+    end = 1 + width
+    for along_statement in along:  # (`statement` is the SQL text above)
+        if along_statement.columns:
+            read_back = tuple(row[end : end + len(along_statement.columns)])
+            read[along_statement.name] = None if all(c is None for c in read_back) else read_back
+            end += len(along_statement.columns)
     return ticket, read

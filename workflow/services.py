@@ -11,7 +11,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from config.db import checking_constraints_now, prepared_cursor
+from config.db import prepared_cursor
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
@@ -72,30 +72,29 @@ def ticket_submit(
     return ticket
 
 
-APPROVAL_INPUTS_SQL = (
-    "SELECT handler_group_id, submitted_time, priority, category, process_status "
-    f"FROM {Ticket._meta.db_table} WHERE id = %s"
-)
+APPROVAL_INPUTS_SQL = """
+SELECT handler_group_id, submitted_time, priority, category, process_status
+FROM oa_ticket_bill WHERE id = %s
+"""
+"""What an approval's SLA clocks start from (ticket_approve). Locks nothing: the approval's
+compare-and-set that follows takes the ticket's row and re-checks its status; these fields
+do not change while a ticket awaits approval."""
 
 
 def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> Ticket:
-    """Approve, start the SLA clocks and route the ticket, in one transaction of five
-    statements: what the clocks start from; the approval (a compare-and-set on the ticket
-    with its audit record and the clocks' rows); the group's lock; the member figures; one
-    compare-and-set that assigns (or puts in the pool) with its audit record, the cursor,
-    the decision, the assignment event and the agent's notice. The group lock is held for
-    the last three and the commit only; foreign keys are checked as each statement ends
-    (config.db.checking_constraints_now), so the commit under the lock checks none of the
-    approval's own rows."""
+    """Approve, start the SLA clocks and route the ticket, in one transaction: what the
+    clocks start from; the approval (a compare-and-set on the ticket with its audit record
+    and the clocks' rows); the group's lock; the member figures; one compare-and-set that
+    assigns (or puts in the pool) with its audit record, the cursor, the decision, the
+    assignment event and the fold of the member's load rows; the agent's notice (its inbox
+    row and deliveries). The group lock is held from the lock to the commit
+    (docs/adr/0001-one-statement-assignment.md)."""
     now = now or timezone.now()
     with transaction.atomic():
         # What the SLA clocks start from (fields an approving ticket cannot change under us),
-        # so that the deadlines and escalation instants are computed before any lock. Foreign
-        # keys are checked as each statement ends from here on: the approval's before the
-        # group lock, not at the commit under it.
+        # so that the deadlines and escalation instants are computed before any lock.
         with prepared_cursor() as cursor:
-            with checking_constraints_now():
-                cursor.execute(APPROVAL_INPUTS_SQL, [ticket_id])
+            cursor.execute(APPROVAL_INPUTS_SQL, [ticket_id])
             row = cursor.fetchone()
         if row is None:
             raise Ticket.DoesNotExist("Ticket matching query does not exist.")

@@ -89,8 +89,9 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # config/db.py prepares the hottest raw statements on the server (only its cursors do: Django's
-# own bind on the client and never prepare). A transaction-pooling proxy that cannot keep
-# prepared statements: DB_PREPARED_STATEMENTS=false.
+# own bind on the client and never prepare; the threshold keeps psycopg from preparing
+# anything else). A transaction-pooling proxy that cannot keep prepared statements:
+# DB_PREPARED_STATEMENTS=false (docs/adr/0004-prepared-statements.md).
 DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
     2**31 - 1 if env.bool("DB_PREPARED_STATEMENTS", default=True) else None
 )

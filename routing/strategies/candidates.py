@@ -1,27 +1,20 @@
 """Member rows for routing in one query: account, presence, load, offers, today's count,
 last assignment and capacity of every member of a group, and how to write to them (the
-chosen member's assignment notice is written in the assignment's own statement)."""
+chosen member's assignment notice is written in the assignment's transaction)."""
 
 from datetime import datetime
 from functools import cache
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from psycopg import sql
 
-from accounts.preferences import PROFILE_TABLE, READER_COLUMNS, reader_from
+from accounts.preferences import reader_from
 from config.db import prepared_cursor
 from handler_groups.models import HandlerGroup
 from routing.loads import day_start
-from routing.models import HandlerLoad
 
 from .eligibility import GroupPolicy, MemberRow
 
-# One statement. A member's load comes from their HandlerLoad rows (kept by triggers on the
-# ticket table, folded as they are assigned: a few rows each), so it costs the same whatever
-# they hold or have done; the last assignment is one probe backwards on
-# ticket_handler_assigned_idx. Raw SQL: it runs under the group lock on every routing
-# decision, and the ORM spends several times longer compiling the equivalent annotations
-# than PostgreSQL spends executing them.
 MEMBER_ROWS_SQL = """
 SELECT u.id, u.is_active, p.state, p.online_since, p.idle_since,
        COALESCE(f.active, 0), COALESCE(f.open_offers, 0), COALESCE(f.assigned_today, 0),
@@ -29,31 +22,36 @@ SELECT u.id, u.is_active, p.state, p.online_since, p.idle_since,
            AS last_assigned,
        c.max_active AS own_cap,
        u.username,
-       {reader_columns}
+       pr.language, pr.browser_language, pr.time_zone, u.email
 FROM {users} u
 LEFT JOIN oa_agent_presence p ON p.user_id = u.id
-LEFT JOIN {profiles} pr ON pr.user_id = u.id
+LEFT JOIN oa_user_profile pr ON pr.user_id = u.id
 LEFT JOIN oa_handler_member_capacity c ON c.group_id = %(group)s AND c.user_id = u.id
 LEFT JOIN LATERAL (
     SELECT sum(l.active) AS active,
            sum(l.offers) FILTER (WHERE l.group_id = %(group)s) AS open_offers,
            sum(l.assigned) FILTER (WHERE l.group_id = %(group)s
                                      AND l.since >= %(day_start)s) AS assigned_today
-    FROM {loads} l
+    FROM oa_handler_load l
     WHERE l.user_id = u.id
 ) f ON true
 WHERE u.id = ANY(%(ids)s)
 """
+"""The member figures of a group's members, one row each. Locks nothing: it runs under the
+group's lock (the caller's), which is what keeps the figures from going stale before the
+pick is written. A member's load comes from their HandlerLoad rows (kept by triggers on the
+ticket table, folded as they are assigned: a few rows each), so it costs the same whatever
+they hold or have done; the last assignment is one probe backwards on
+ticket_handler_assigned_idx. The reader columns are what accounts.preferences.reader_from
+takes. Raw SQL: it runs on every routing decision, and the ORM spends several times longer
+compiling the equivalent annotations than PostgreSQL spends executing them. {users}: the
+user model's table (a setting)."""
 
 
 @cache
 def _member_rows_sql() -> str:
-    return MEMBER_ROWS_SQL.format(
-        users=connection.ops.quote_name(get_user_model()._meta.db_table),
-        profiles=PROFILE_TABLE,
-        reader_columns=READER_COLUMNS,
-        loads=HandlerLoad._meta.db_table,
-    )
+    users = sql.Identifier(get_user_model()._meta.db_table)
+    return sql.SQL(MEMBER_ROWS_SQL.strip()).format(users=users).as_string()
 
 
 def member_rows(*, group: HandlerGroup, member_ids: list[int], now: datetime) -> list[MemberRow]:

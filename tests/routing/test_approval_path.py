@@ -11,7 +11,6 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Profile
-from config import db as db_module
 from notifications import sending
 from notifications.models import Notification, OutboxDelivery
 from notifications.sending import _templates
@@ -35,7 +34,7 @@ def submit(group, applicant, **kwargs):
 
 
 @pytest.mark.django_db
-def test_an_approval_is_five_statements_and_two_compare_and_sets_write_everything(
+def test_an_approval_is_seven_statements_and_two_compare_and_sets_write_the_ticket(
     applicant, approver, monkeypatch, settings, request, django_capture_on_commit_callbacks
 ):
     settings.REFERENCE_CACHE_SECONDS = 60  # rules and templates memoised, as in production
@@ -59,10 +58,15 @@ def test_an_approval_is_five_statements_and_two_compare_and_sets_write_everythin
     ]
     # What the clocks start from; the approval with its record, the clocks and the
     # escalation events; the group's lock; the member figures (and how to write to them);
-    # the assignment with its record, the cursor, the decision, the event and the agent's
-    # notice with its e-mail delivery. Only the last three hold the group lock.
-    assert len(statements) == 5, statements
-    assert statements[2].endswith("FROM oa_ticket_handler_group WHERE id = $1 FOR NO KEY UPDATE")
+    # the assignment with its record, the cursor, the decision, the event and the fold; the
+    # agent's notice (read for them with the member figures); its e-mail delivery. The last
+    # five hold the group lock.
+    assert len(statements) == 7, statements
+    assert statements[5].split()[:3] == ["INSERT", "INTO", "oa_notification"], statements[5]
+    assert statements[6].split()[:3] == ["INSERT", "INTO", "oa_notify_outbox"], statements[6]
+    assert statements[2].endswith(
+        "FROM oa_ticket_handler_group WHERE id = %s FOR NO KEY UPDATE"
+    ), statements[2]
     assert approved.handler_id == agents[1].pk
     assert approved.ticket_status == TicketStatus.PENDING_PROCESS
     assert approved.process_status == ProcessStatus.APPROVED
@@ -190,21 +194,18 @@ def test_a_submission_into_a_group_never_waits_for_its_routing_lock(applicant):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_in_its_own_transaction_an_approval_checks_its_keys_before_the_group_lock(
-    applicant, monkeypatch
-):
-    """Foreign keys are checked as each statement ends (SET CONSTRAINTS ALL IMMEDIATE with
-    the first statement), not at the commit under the group lock: an approval whose record
-    names nobody fails at its own statement, before it ever locks the group."""
+def test_an_approval_whose_record_names_nobody_commits_nothing(applicant):
+    """Foreign keys are checked at the commit (Django declares them DEFERRABLE INITIALLY
+    DEFERRED): an approval whose record names nobody fails there, and nothing of it stays."""
     group = HandlerGroupFactory(members=[UserFactory(username="a0")], assign_strategy=1)
     ticket = submit(group, applicant)
-    locked = []
-    monkeypatch.setattr(services, "lock_group", lambda group_id: locked.append(group_id))
     with pytest.raises(IntegrityError, match="actor_id"):
         services.ticket_approve(ticket_id=ticket.pk, approver=User(pk=10**9))
-    assert locked == []
-    assert Ticket.objects.get(pk=ticket.pk).process_status == ProcessStatus.APPROVING
-    assert not TicketRecord.objects.filter(ticket_id=ticket.pk, action="approve").exists()
+    after = Ticket.objects.get(pk=ticket.pk)
+    assert (after.process_status, after.handler_id) == (ProcessStatus.APPROVING, None)
+    assert not TicketRecord.objects.filter(ticket_id=ticket.pk).exclude(action="submit").exists()
+    assert not AssignmentEvent.objects.filter(ticket_id=ticket.pk).exists()
+    assert not Notification.objects.filter(ticket_id=ticket.pk).exists()
 
 
 @pytest.mark.django_db
@@ -214,7 +215,6 @@ def test_inside_a_callers_transaction_an_approval_leaves_its_constraints_as_they
     group = HandlerGroupFactory(members=[UserFactory(username="a0")], assign_strategy=1)
     ticket = submit(group, applicant)
     with transaction.atomic():  # inside the test's own transaction too
-        assert not db_module.outermost_atomic()
         services.ticket_approve(ticket_id=ticket.pk, approver=approver)
         with connection.cursor() as cursor:
             # Still deferred: a row naming nobody is accepted until the caller commits.

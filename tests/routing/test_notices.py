@@ -1,5 +1,5 @@
-"""An assignment tells its agent in its own statement: the notice commits with it or not at
-all, exactly once; the routing sweep tells of events a version that notified after commit
+"""An assignment tells its agent in its own transaction: the notice commits with it or not
+at all, exactly once; the routing sweep tells of events a version that notified after commit
 left unnotified."""
 
 from datetime import timedelta
@@ -29,7 +29,7 @@ def submit(group, applicant):
     )
 
 
-def test_an_approval_tells_the_agent_once_in_the_assignments_own_statement(team):
+def test_an_approval_tells_the_agent_once_in_the_assignments_own_transaction(team):
     agents, group = team
     ticket = services.ticket_approve(
         ticket_id=submit(group, UserFactory()).pk, approver=ApproverFactory()
@@ -67,19 +67,16 @@ def test_an_event_left_unnotified_is_told_by_the_sweep_exactly_once(team):
 
 
 def test_a_notice_that_cannot_be_written_takes_the_assignment_with_it(team, monkeypatch):
-    """The notice is part of the assignment's statement: if writing it fails, nothing of the
-    approval stays (no assignment without its notice, no notice without its assignment)."""
+    """The notice is written in the assignment's transaction: if writing it fails, nothing of
+    the approval stays (no assignment without its notice, no notice without its
+    assignment)."""
     agents, group = team
     ticket = submit(group, UserFactory())
-    original = sending.Composed.statements
-
-    def broken(self, name="notice", *, when="true"):
-        parts = original(self, name, when=when)
-        return [
-            (n, sql.replace("oa_notification", "oa_no_such_table"), p, c) for n, sql, p, c in parts
-        ]
-
-    monkeypatch.setattr(sending.Composed, "statements", broken)
+    monkeypatch.setattr(
+        sending,
+        "INSERT_ONCE_SQL",
+        sending.INSERT_ONCE_SQL.replace("oa_notification", "oa_no_such_table"),
+    )
     with pytest.raises(ProgrammingError):
         services.ticket_approve(ticket_id=ticket.pk, approver=ApproverFactory())
     ticket.refresh_from_db()

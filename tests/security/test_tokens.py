@@ -5,11 +5,13 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
+from accounts.auth import _token_query
 from tests.factories import UserFactory
 
 STRONG = "correct-horse-battery-staple-42"
@@ -178,3 +180,17 @@ def test_authenticating_a_token_costs_one_query_and_expired_ones_go_at_login(ali
         assert client.get("/api/auth/logout/").status_code == 405  # authenticates, does no work
     knox_queries = [q["sql"] for q in queries.captured_queries if "knox_authtoken" in q["sql"]]
     assert len(knox_queries) == 1
+
+
+def test_a_token_is_looked_up_by_its_key_through_the_index(alice):
+    """TOKEN_SQL runs on every API request: on a large token table it finds the key's rows
+    through knox's token_key index (EXPLAIN, not timing)."""
+    AuthToken.objects.bulk_create(
+        [AuthToken(digest=f"{i:0128x}", token_key=f"{i:015x}", user=alice) for i in range(50_000)]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE knox_authtoken")
+        cursor.execute("EXPLAIN " + _token_query().sql, [f"{7:015x}"])
+        found = "\n".join(row[0] for row in cursor.fetchall())
+    assert "knox_authtoken_token_key" in found, found
+    assert "Seq Scan on knox_authtoken" not in found, found

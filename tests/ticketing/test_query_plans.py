@@ -1,9 +1,14 @@
-"""The pool query must use the pool index on a large table (EXPLAIN, not timing)."""
+"""The pool query must use the pool index on a large table, and a transition's statement
+the primary key (EXPLAIN, not timing)."""
 
 import pytest
 from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
 
 from tests.factories import HandlerGroupFactory, UserFactory
+from ticketing import lifecycle, transitions
+from ticketing.models import Ticket
 from workflow.selectors import pool_for
 
 pytestmark = pytest.mark.django_db
@@ -54,3 +59,24 @@ def test_pending_pool_query_uses_the_pool_index():
     # rows match is the cheaper plan there, and the planner rightly takes it; never a seq scan.
     everything = plan(pool_for(member, view="all")[:20])
     assert "Seq Scan" not in everything, everything
+
+
+def test_a_transitions_compare_and_set_finds_its_ticket_by_the_primary_key():
+    """COMPARE_AND_SET_SQL locks one row: on a large table it reaches it through the primary
+    key (one row locked, no scan), with the ORM's condition and without."""
+    creator = UserFactory(username="creator")
+    groups = [HandlerGroupFactory(name=f"g{i}") for i in range(4)]
+    fill_tickets(200_000, creator.pk, [g.pk for g in groups])
+    ticket_id = Ticket.objects.order_by("pk").values_list("pk", flat=True)[100_000]
+    for transition, condition in (
+        (lifecycle.ACCEPT, None),
+        (lifecycle.ACCEPT, Q(accepted_time__isnull=True)),
+    ):
+        where, where_params = transitions._where(ticket_id, transition, condition)
+        statement = transitions._cas_sql(where, transition.field, (transition.field,), ())
+        audit = [transition.name, creator.pk, transition.target, timezone.now(), "{}"]
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN " + statement, [*where_params, transition.target, *audit])
+            found = "\n".join(row[0] for row in cursor.fetchall())
+        assert "using oa_ticket_bill_pkey on oa_ticket_bill" in found, found
+        assert "Seq Scan" not in found, found
