@@ -29,11 +29,12 @@ test: check
 	$(PYTHON) -m devserver.test $(ARGS)
 
 # The static checks `make test` (and so CI) runs first: style, the layers contract (every module
-# in a layer), no model
+# in a layer), types (mypy with django-stubs: [tool.mypy] in pyproject.toml), no model
 # change without its migration, and Django's deployment checks on production settings.
 check: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 	$(PYTHON) -m devserver.layers
 	$(PYTHON) -m devserver.commits
 	$(PYTHON) -W ignore::RuntimeWarning manage.py makemigrations --check --dry-run

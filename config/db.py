@@ -78,7 +78,8 @@ def prepared_cursor(using: str = DEFAULT_DB_ALIAS):
         adapters.register_loader("jsonb", _JsonbBinaryAsText)
     with db.wrap_database_errors:
         raw = _PreparingCursor(db.connection)
-    cursor = _LoggedAsWritten(raw, db) if db.queries_logged else db.make_cursor(raw)
+    # make_cursor wraps a driver's cursor (Django's stubs type its argument as the wrapper).
+    cursor = _LoggedAsWritten(raw, db) if db.queries_logged else db.make_cursor(raw)  # type: ignore[arg-type]
     try:
         yield cursor
     finally:
@@ -123,7 +124,8 @@ def _layout(model: type[Model], attnames: tuple[str, ...], using: str) -> tuple:
     order = [attnames.index(f.attname) for f in fields]
     converters = []
     for index, field in enumerate(fields):
-        field_converters = db.ops.get_db_converters(field) + field.get_db_converters(db)
+        # A field stands for its column here; Django's stubs type the two apart.
+        field_converters = db.ops.get_db_converters(field) + field.get_db_converters(db)  # type: ignore[arg-type, attr-defined]
         if field_converters:
             converters.append((index, field, field_converters))
     return tuple(f.attname for f in fields), order, converters

@@ -31,7 +31,7 @@ def clock_label(clock: str | None) -> str:
         "response": pgettext("SLA clock", "response"),
         "resolve": pgettext("SLA clock", "resolve"),
     }
-    return labels.get(clock, clock or "")
+    return labels.get(clock or "", clock or "")
 
 
 def badge_display(badge: dict) -> dict:

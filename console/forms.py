@@ -1,5 +1,7 @@
 """Console forms: they validate the shape of what a page sends; services decide the rest."""
 
+from typing import cast
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -179,8 +181,9 @@ class ReplyForm(forms.Form):
     def __init__(self, *args, allow_internal: bool, **kwargs):
         super().__init__(*args, **kwargs)
         if not allow_internal:
-            self.fields["reply_type"].choices = [(ReplyType.PUBLIC, _("Public reply"))]
-            self.fields["reply_type"].widget = forms.HiddenInput()
+            reply_type = cast(forms.TypedChoiceField, self.fields["reply_type"])  # declared so
+            reply_type.choices = [(ReplyType.PUBLIC, _("Public reply"))]
+            reply_type.widget = forms.HiddenInput()
 
     @property
     def is_internal(self) -> bool:

@@ -213,6 +213,7 @@ def describe_all(records) -> list[str]:
         detail = record.detail or {}
         if record.action == "assign" and detail.get("handler_id") is not None:
             offered[detail["handler_id"]] = record.created
-        at = offered.get(detail.get("handler_id")) if record.action == "reclaim" else None
+        handler_id = detail.get("handler_id")
+        at = offered.get(handler_id) if record.action == "reclaim" and handler_id else None
         lines.append(describe(record, names, offered_at=at))
     return lines

@@ -30,7 +30,7 @@ def homes_for(request: HttpRequest) -> list[str]:
         if access.is_approver(user):
             homes.append(APPROVALS)
         homes.append(TICKETS)
-    request._console_homes = homes
+    request._console_homes = homes  # type: ignore[attr-defined]  # memo for this request
     return homes
 
 

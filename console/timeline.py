@@ -219,7 +219,8 @@ class _Scale:
         cursor = start.replace(hour=0, minute=0, second=0, microsecond=0)
         while cursor < start:  # the first step boundary (from local midnight) in range
             cursor += step
-        ticks, last_day = [], None
+        ticks: list[tuple[datetime, str]] = []
+        last_day = None
         while cursor.astimezone(UTC) <= self.hi and len(ticks) <= MAX_TICKS * 2:
             # Wall-clock steps in the local zone: ticks fall on 09:00, 10:00… even across DST.
             local = timezone.localtime(cursor)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from types import SimpleNamespace
+from typing import TypedDict
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -63,8 +63,22 @@ HOUR_WEIGHTS = (
     1.0, 1.3, 1.9, 1.6, 1.2, 0.8, 0.45, 0.3, 0.2, 0.15, 0.1, 0.07,
 )  # fmt: skip
 
+
+
+class GroupSpec(TypedDict):
+    per_day: int  # tickets on an average weekday
+    titles: list[str]
+    categories: list[str]
+
+
+class AgentSpec(TypedDict):
+    shift: tuple[float, float]  # hours of the day
+    accept: float  # minutes, median
+    handle: float  # minutes, median
+
+
 # Per demo group: tickets on an average weekday, titles, categories.
-GROUPS = {
+GROUPS: dict[str, GroupSpec] = {
     "IT support": {
         "per_day": 26,
         "titles": [
@@ -96,7 +110,7 @@ GROUPS = {
 }
 
 # Per agent: shift (local hours, weekdays), median accept delay and handle time (minutes).
-AGENTS = {
+AGENTS: dict[str, AgentSpec] = {
     "it_alice": {"shift": (8.0, 16.5), "accept": 2.0, "handle": 25.0},
     "it_bob": {"shift": (9.0, 17.5), "accept": 4.0, "handle": 40.0},
     "it_carol": {"shift": (10.0, 18.5), "accept": 7.0, "handle": 30.0},
@@ -193,7 +207,7 @@ def generate(
     # Presence: shifts with a coffee break and lunch; one day beyond today so a ticket
     # waiting now has somewhere to go in the simulation (spans are cut at now when written).
     schedules: dict[int, Schedule] = {}
-    for username, spec in AGENTS.items():
+    for username, agent_spec in AGENTS.items():
         user = users[username]
         spans: list[tuple[str, datetime, datetime]] = []
         cursor = at(first_day, 0)
@@ -203,7 +217,7 @@ def generate(
             if weekday < 5:
                 if rng.random() < 0.06:
                     continue  # a day off
-                begin, end = spec["shift"]
+                begin, end = agent_spec["shift"]
                 begin += rng.uniform(-0.15, 0.25)
                 end += rng.uniform(-0.2, 0.3)
                 coffee = begin + 2 + rng.uniform(0, 0.5)
@@ -294,9 +308,9 @@ def generate(
                     break
                 # Next instant anything changes: someone's shift or break ends, or a ticket
                 # in hand is done.
-                nexts = [schedules[m].next_available(t) for m in members]
-                nexts += [e for m in members for s, e in busy[m] if e > t]
-                nexts = [x for x in nexts if x is not None and x > t]
+                starts = [schedules[m].next_available(t) for m in members]
+                ends = [e for m in members for s, e in busy[m] if e > t]
+                nexts = [x for x in [*starts, *ends] if x is not None and x > t]
                 if not nexts:
                     break
                 t = min(nexts)
@@ -316,14 +330,14 @@ def generate(
             handle = rng.lognormvariate(math.log(agent["handle"]), 0.6)
             if rng.random() < 0.02:
                 handle *= 4  # the hard one
-            end = plan.accepted
+            work_from = plan.accepted
             if rng.random() < 0.06:  # asks the applicant something halfway
-                paused = end + timedelta(minutes=handle * 0.4)
+                paused = work_from + timedelta(minutes=handle * 0.4)
                 resumed = paused + timedelta(minutes=rng.lognormvariate(math.log(90), 0.8))
                 plan.pauses.append((paused, resumed))
-                end, handle = resumed, handle * 0.6
+                work_from, handle = resumed, handle * 0.6
             # Worked on in one go (through a break, past the shift's end if need be).
-            plan.completed = end + timedelta(minutes=handle)
+            plan.completed = work_from + timedelta(minutes=handle)
             busy[chosen].append((t, plan.completed))
             if rng.random() < 0.75:
                 plan.closed = plan.completed + timedelta(hours=rng.uniform(0.3, 30))
@@ -696,22 +710,26 @@ def _sla(ticket: Ticket, plan: Plan, rule, calendars: dict, extra: dict, now, su
              {"deadline": resolve.isoformat()})
         )  # fmt: skip
     planned = planned_events(
-        SimpleNamespace(submitted_time=start),
+        ticket,  # submitted at `start`
         rule,
         response_deadline=response,
         resolve_deadline=resolve,
         pauses=closed_pauses,
     )
-    stops = {Clock.RESPONSE: plan.accepted or finished, Clock.RESOLVE: finished}
-    deadlines = {Clock.RESPONSE: response, Clock.RESOLVE: resolve}
+    stops: dict[str, datetime | None] = {
+        Clock.RESPONSE: plan.accepted or finished,
+        Clock.RESOLVE: finished,
+    }
+    deadlines: dict[str, datetime | None] = {Clock.RESPONSE: response, Clock.RESOLVE: resolve}
     for (clock, level), (due, level_id) in sorted(planned.items()):
         stop = stops[clock]
-        paused_now = clock == Clock.RESOLVE and open_pause is not None
+        paused_since = open_pause if clock == Clock.RESOLVE else None
+        deadline = deadlines[clock]
         if due is not None and stop is not None and stop <= due:
             state, fired_at = EventState.VOID, None
-        elif due is not None and due <= now and not (paused_now and open_pause <= due):
+        elif due is not None and due <= now and not (paused_since and paused_since <= due):
             state, fired_at = EventState.FIRED, due + timedelta(seconds=1)
-            if deadlines[clock] is not None and due < deadlines[clock]:
+            if deadline is not None and due < deadline:
                 setattr(ticket, f"{clock}_warned", True)
             extra["records"].append(
                 (f"sla_{clock}_level", None, None, None, fired_at,
@@ -719,11 +737,11 @@ def _sla(ticket: Ticket, plan: Plan, rule, calendars: dict, extra: dict, now, su
             )  # fmt: skip
         else:
             state, fired_at = EventState.PENDING, None
-            if paused_now:
+            if paused_since:
                 due = None
         extra["events"].append((clock, level, level_id, due, state, fired_at))
-    if plan.completed is None:
-        return
+    if plan.completed is None or plan.accepted is None:
+        return  # (a completed plan was accepted first)
     response_ran = running_time(start=start, end=plan.accepted, pauses=[], calendar=calendar)
     resolve_ran = running_time(
         start=start, end=plan.completed, pauses=closed_pauses, calendar=calendar
@@ -738,13 +756,13 @@ def _sla(ticket: Ticket, plan: Plan, rule, calendars: dict, extra: dict, now, su
         resolve_result = ClockResult.MET if within else ClockResult.BREACHED
     summary.response_breaches += response_result == ClockResult.BREACHED
     summary.resolve_breaches += resolve_result == ClockResult.BREACHED
-    met = {ClockResult.MET: True, ClockResult.BREACHED: False}
+    met_of = {ClockResult.MET: True, ClockResult.BREACHED: False}
     extra["outcome"] = {
         "rule": rule,
         "response_minutes": _minutes(response_ran),
         "resolve_minutes": _minutes(resolve_ran),
-        "response_met": met.get(response_result),
-        "resolve_met": met.get(resolve_result),
+        "response_met": met_of.get(response_result),
+        "resolve_met": met_of.get(resolve_result),
         "response_result": response_result,
         "resolve_result": resolve_result,
         "closed_before_completion": False,
@@ -778,7 +796,7 @@ def _state(ticket: Ticket, now: datetime) -> str:
         TicketStatus.PROCESSING: "in progress",
         TicketStatus.COMPLETED: "completed",
         TicketStatus.CLOSED: "closed",
-    }[status]
+    }[TicketStatus(status)]
 
 
 def _write_presence(schedules: dict[int, Schedule], now: datetime) -> int:
@@ -792,10 +810,11 @@ def _write_presence(schedules: dict[int, Schedule], now: datetime) -> int:
     )
     for user_id, schedule in schedules.items():
         last_end = None
-        for state, started, ended in schedule.spans:
+        for state, started, span_end in schedule.spans:
+            ended: datetime | None = span_end
             if started >= now:
                 break
-            if ended > now:
+            if span_end > now:
                 if state != PresenceState.OFFLINE:
                     rows.append(PresenceSpan(user_id=user_id, state=state, started=started,
                                              ended=now))  # fmt: skip

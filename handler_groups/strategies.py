@@ -4,7 +4,12 @@ each implementation here as it loads (routing/strategies/registry.py), so the ch
 `HandlerGroup.assign_strategy` are derived from what exists without handler_groups importing
 routing."""
 
+from typing import TYPE_CHECKING
+
 from django.utils.translation import gettext_lazy
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
 
 _labels: dict[int, str] = {}
 
@@ -15,6 +20,6 @@ def declare(code: int, label: str) -> None:
     _labels[code] = label
 
 
-def strategy_choices() -> list[tuple[int, str]]:
+def strategy_choices() -> list[tuple[int, "StrPromise"]]:
     """Each label in the active language (registered as English, marked with gettext_noop)."""
     return [(code, gettext_lazy(label)) for code, label in sorted(_labels.items())]

@@ -89,11 +89,13 @@ def assignment_figures(*, group: HandlerGroup, day: date) -> dict:
                 }
             )
     counts = [a["assigned"] for a in agents]
-    latencies = list(
-        events.filter(kind=AssignmentEvent.Kind.ASSIGNED, pick_ms__isnull=False).values_list(
-            "pick_ms", flat=True
-        )
-    )
+    latencies = [
+        ms
+        for ms in events.filter(
+            kind=AssignmentEvent.Kind.ASSIGNED, pick_ms__isnull=False
+        ).values_list("pick_ms", flat=True)
+        if ms is not None  # (the filter's: for the type checker)
+    ]
     return {
         "group": group.pk,
         "date": day.isoformat(),

@@ -38,7 +38,7 @@ class Staffing:
     probability_of_waiting: float
     asa_seconds: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, float]:
         return asdict(self)
 
 

@@ -62,7 +62,8 @@ def _available_sql(group: HandlerGroup) -> tuple[str, str]:
     if not group.requires_presence:
         return NO_PRESENCE_SQL, "bucket"
     q = connection.ops.quote_name
-    col = {f: q(model._meta.get_field(f).column) for f in ("user", "state", "started", "ended")}
+    # Concrete fields (columns), not the relations' reverse sides get_field may also return.
+    col = {f: q(model._meta.get_field(f).column) for f in ("user", "state", "started", "ended")}  # type: ignore[union-attr, arg-type]
     sql = (
         f"SELECT s.{col['user']} AS user_id, "
         f"range_agg(tstzrange(s.{col['started']}, "

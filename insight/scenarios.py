@@ -264,9 +264,9 @@ def recorded_scenario(
         )
     )
     handles = {
-        row[0]: (row[3] - row[2]).total_seconds()
-        for row in rows
-        if row[2] and row[3] and row[3] > row[2]
+        ticket_id: (done - accepted).total_seconds()
+        for ticket_id, _, accepted, done, *_ in rows
+        if accepted and done and done > accepted
     }
     if handles:
         mean_handle, handle_basis = sum(handles.values()) / len(handles), "period"
@@ -276,7 +276,7 @@ def recorded_scenario(
             for accepted, done in Ticket.objects.filter(
                 handler_group=group, accepted_time__isnull=False, completed_time__isnull=False
             ).values_list("accepted_time", "completed_time")
-            if done > accepted
+            if accepted and done and done > accepted  # (not null: the filter's)
         ]
         if history:
             mean_handle, handle_basis = sum(history) / len(history), "group history"
@@ -294,7 +294,7 @@ def recorded_scenario(
         tickets.append(
             SimTicket(
                 ticket_id=ticket_id,
-                arrival=offset(approved),
+                arrival=offset(approved),  # type: ignore[arg-type]  # filtered: not null
                 work=handles.get(ticket_id, mean_handle),
                 budget=budget,
                 urgency=min(deadlines) if deadlines else None,

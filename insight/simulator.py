@@ -352,7 +352,7 @@ class _Run:
         if not eligible:
             return False
         ctx = PickContext(
-            group=self.group,
+            group=self.group,  # type: ignore[arg-type]  # SimGroup: a HandlerGroup with no row
             member_ids=list(self.member_ids),
             eligible_ids=eligible,
             ticket_id=ticket.ticket_id,

@@ -18,6 +18,7 @@ All hours are local (the active time zone). For the date D:
 - gap = available − required (negative: understaffed)."""
 
 from datetime import date, datetime, time, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F
@@ -112,7 +113,7 @@ def available_agents(
     members = group.member_ids
     if not members:
         return {h: 0.0 for h, _, _ in hours}
-    params = {
+    params: dict[str, Any] = {
         "now": now,
         "hours": [h for h, _, _ in hours],
         "starts": [s for _, s, _ in hours],
@@ -132,7 +133,7 @@ def staffing(*, group: HandlerGroup, day: date, now: datetime | None = None) -> 
     forecast = forecast_arrivals(group, day)
     aht, completed = measured_aht(group, day)
     aht_measured = aht is not None and aht > 0
-    aht_seconds = aht if aht_measured else DEFAULT_AHT_SECONDS
+    aht_seconds = aht if aht is not None and aht_measured else DEFAULT_AHT_SECONDS
     target = getattr(group, "target_answer_seconds", None) or DEFAULT_TARGET_ANSWER_SECONDS
     available = available_agents(group, hours, now)
     rows = []

@@ -31,7 +31,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -52,7 +52,7 @@ class Customer(NamedTuple):
     not_confirm_num: int
     is_ssvip: bool
     be_jump: int  # distinct customers who had jumped ahead of this one before this request
-    payload: dict  # the caller's object, returned with the results added
+    payload: dict[str, Any]  # the caller's object, returned with the results added
 
 
 @dataclass(slots=True, eq=False)
@@ -353,7 +353,8 @@ def ssvip_adjust(queue: list[QueueEntry], *, swaps: list[Swap] | None = None) ->
     b is SSVIP and b.user_group ≥ a.user_group."""
 
     def record(a: QueueEntry, b: QueueEntry, pass_no: int) -> None:
-        swaps.append(Swap("ssvip", pass_no, b, a, False, a.be_jump))
+        if swaps is not None:
+            swaps.append(Swap("ssvip", pass_no, b, a, False, a.be_jump))
 
     _bubble_passes(queue, _ssvip_swaps, record if swaps is not None else None)
 

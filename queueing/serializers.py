@@ -17,7 +17,7 @@ Errors about the queue as a whole (not a list, too long) are a list under "queue
 """
 
 import math
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import msgspec
 from django.conf import settings
@@ -27,6 +27,11 @@ from rest_framework import serializers
 
 from .ranking import Customer, Order, Persons, RankedEntry
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
+Message: TypeAlias = "str | StrPromise"  # an error's words (lazily translated)
+
 MAX_COUNT = 2**53 - 1  # counts and seconds beyond this are not exact in JSON (nor plausible)
 MAX_UID_LENGTH = 256
 MAX_REPORTED_PERSONS = 100
@@ -35,7 +40,7 @@ REQUIRED = _("This field is required.")
 NOT_NULL = _("May not be null.")
 
 
-def _uid(value) -> tuple[str | None, str | None]:
+def _uid(value) -> tuple[str | None, "Message | None"]:
     if isinstance(value, str):
         if not value:
             return None, _("May not be blank.")
@@ -54,7 +59,7 @@ def _uid(value) -> tuple[str | None, str | None]:
     return None, _("Must be a string or an integer.")
 
 
-def _seconds(value) -> tuple[float | None, str | None]:
+def _seconds(value) -> tuple[float | None, "Message | None"]:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None, _("Must be a number.")
     if isinstance(value, float) and not math.isfinite(value):
@@ -66,7 +71,7 @@ def _seconds(value) -> tuple[float | None, str | None]:
     return value, None
 
 
-def _count(value) -> tuple[int | None, str | None]:
+def _count(value) -> tuple[int | None, "Message | None"]:
     if isinstance(value, bool) or not isinstance(value, int):
         return None, _("Must be an integer.")
     if value < 0:
@@ -76,13 +81,13 @@ def _count(value) -> tuple[int | None, str | None]:
     return value, None
 
 
-def _flag(value) -> tuple[int | None, str | None]:
+def _flag(value) -> tuple[int | None, "Message | None"]:
     if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
         return None, _("Must be 0 or 1.")
     return value, None
 
 
-def _ssvip(value) -> tuple[bool | None, str | None]:
+def _ssvip(value) -> tuple[bool | None, "Message | None"]:
     if isinstance(value, bool):
         return value, None
     if isinstance(value, int) and value in (0, 1):
@@ -120,11 +125,11 @@ def parse_queue(data) -> list[Customer]:
     if customers is not None:
         return customers
     customers = []
-    errors: dict[str, dict[str, list[str]]] = {}
+    errors: dict[str, dict[str, list[Message]]] = {}
     first_index: dict[str, int] = {}
     for index, person in enumerate(data):
         found = _usual_customer(person)
-        person_errors = {}
+        person_errors: dict[str, list[Message]] = {}
         if found is None:
             found, person_errors = _customer_or_errors(person)
         uid = found.uid if found is not None else _valid_uid(person)
@@ -139,18 +144,18 @@ def parse_queue(data) -> list[Customer]:
             errors[str(index)] = person_errors
             if len(errors) >= MAX_REPORTED_PERSONS:
                 break
-        elif not errors:
+        elif not errors and found is not None:  # (no errors: found)
             customers.append(found)
     if errors:
         raise serializers.ValidationError(errors)
     return customers
 
 
-def _customer_or_errors(person) -> tuple[Customer | None, dict[str, list[str]]]:
+def _customer_or_errors(person) -> tuple[Customer | None, dict[str, list["Message"]]]:
     if not isinstance(person, dict):
         return None, {"non_field_errors": [_("Expected an object.")]}
-    values = {}
-    errors = {}
+    values: dict[str, Any] = {}  # each field's parsed value (the parsers' types differ)
+    errors: dict[str, list[Message]] = {}
     for name, (parse, default) in _FIELDS.items():
         if name not in person:
             if default is None:
@@ -211,7 +216,7 @@ def _usual_queue(data: list) -> list[Customer] | None:
     uids = set()
     for usual, person in zip(persons, data, strict=True):
         uid = usual.uid
-        if type(uid) is int:
+        if isinstance(uid, int):  # (msgspec gives an int or a str)
             uid = str(uid)
         elif not uid.isascii():
             return None

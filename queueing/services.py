@@ -52,7 +52,9 @@ def queue_rank(
     customers = list(customers)
     persons = Persons.of(customers)
     if not explain and len(set(persons.uid)) == len(customers):
-        outcome = queue_rank_persons(persons=persons, trace_id=trace_id, record_jumps=record_jumps)
+        outcome: PersonsOutcome[None] = queue_rank_persons(  # nothing rendered
+            persons=persons, trace_id=trace_id, record_jumps=record_jumps
+        )
         return RankOutcome(
             queue=ranking.ranking_of(customers, outcome.order).queue,
             trace_id=trace_id,

@@ -26,6 +26,7 @@ import itertools
 import re
 import threading
 from collections.abc import Mapping
+from typing import cast
 
 import hiredis
 import orjson
@@ -205,7 +206,8 @@ class _PendingCommand:
         except (redis.ConnectionError, redis.TimeoutError):
             connection.disconnect()
             pool.release(connection)
-            connection = None
+            self._connection = None  # sent by result()
+            return
         except BaseException:
             connection.disconnect()
             pool.release(connection)
@@ -253,7 +255,8 @@ def read_rr_levels(uids: list[str]) -> dict[str, int]:
     if not uids:
         return {}
     client, _ = _connection()
-    values = client.mget(list(map(_rr_key_prefix().__add__, uids)))
+    # The client does not decode responses: values are bytes (or None), not text.
+    values = cast("list[bytes | None]", client.mget(list(map(_rr_key_prefix().__add__, uids))))
     return dict(zip(uids, _rr_levels(values), strict=True))
 
 
@@ -321,7 +324,8 @@ def read_jump_lists(
     if not uids:
         return {}
     client, _ = _connection()
-    values = client.mget(list(map(_jump_list_key_prefix().__add__, uids)))
+    keys = list(map(_jump_list_key_prefix().__add__, uids))
+    values = cast("list[bytes | None]", client.mget(keys))  # not decoded: bytes
     if texts is not None:
         texts.update(zip(uids, values, strict=True))
     jump_list = ranking.jump_list
@@ -392,7 +396,8 @@ class PendingAppend:
             try:
                 # Packed by hiredis in one call (see _PendingCommand).
                 command = ("EVALSHA", script.sha, len(keys), *keys, *args)
-                connection.send_packed_command([hiredis.pack_command(command)])
+                packed = hiredis.pack_command(command)  # type: ignore[arg-type]  # stub: 1-tuple
+                connection.send_packed_command([packed])
             except BaseException:
                 connection.disconnect()
                 client.connection_pool.release(connection)

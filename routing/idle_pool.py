@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import redis
 from django.conf import settings
 from prometheus_client import Counter
+from redis.commands.core import Script
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ return false
 
 _client: redis.Redis | None = None
 _client_url: str | None = None
-_pick = None
+_pick: Script | None = None
 
 
 def client() -> redis.Redis:
@@ -59,18 +60,23 @@ def client() -> redis.Redis:
     return _client
 
 
-def _keys(group_id: int) -> tuple[str, str, str]:
+# A group is named by its pk, or by a scratch key (str) in insight's simulator.
+GroupKey = int | str
+
+
+def _keys(group_id: GroupKey) -> tuple[str, str, str]:
     tag = f"td:{{g{group_id}}}"
     return f"{tag}:idle", f"{tag}:state", f"{tag}:offered"
 
 
-def pick(group_id: int, eligible_ids: Iterable[int] | None) -> int | None:
+def pick(group_id: GroupKey, eligible_ids: Iterable[int] | None) -> int | None:
     """Atomically take the longest-idle eligible agent out of the group's pool and mark them
     offered. None when nobody qualifies or Redis is unreachable."""
     try:
         client()
         restrict = eligible_ids is not None
         args = ["1" if restrict else "0", *(str(i) for i in (eligible_ids or []))]
+        assert _pick is not None  # registered by client()
         uid = _pick(keys=list(_keys(group_id)), args=args)
     except redis.RedisError:
         REDIS_ERRORS.labels("pick").inc()
@@ -79,7 +85,7 @@ def pick(group_id: int, eligible_ids: Iterable[int] | None) -> int | None:
     return int(uid) if uid else None
 
 
-def make_routable(group_ids: Iterable[int], user_id: int, idle_since: float) -> bool:
+def make_routable(group_ids: Iterable[GroupKey], user_id: int, idle_since: float) -> bool:
     """State first, then the pool."""
     try:
         pipe = client().pipeline(transaction=False)
@@ -99,7 +105,7 @@ def make_routable(group_ids: Iterable[int], user_id: int, idle_since: float) -> 
     return True
 
 
-def make_unroutable(group_ids: Iterable[int], user_id: int, state: str) -> bool:
+def make_unroutable(group_ids: Iterable[GroupKey], user_id: int, state: str) -> bool:
     """Pool first, then the state."""
     try:
         pipe = client().pipeline(transaction=False)
@@ -137,7 +143,8 @@ def snapshot(group_id: int) -> dict:
     idle, state, offered = _keys(group_id)
     c = client()
     return {
-        "idle": [(int(u), s) for u, s in c.zrange(idle, 0, -1, withscores=True)],
+        # withscores: (member, score) pairs, which the stub's union does not tell apart.
+        "idle": [(int(u), s) for u, s in c.zrange(idle, 0, -1, withscores=True)],  # type: ignore[misc]
         "state": {int(u): s for u, s in c.hgetall(state).items()},
         "offered": {int(u) for u in c.smembers(offered)},
     }

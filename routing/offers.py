@@ -31,12 +31,12 @@ def offer_answered(*, group_id: int, user_id: int, now: datetime) -> None:
     group = HandlerGroup.objects.filter(pk=group_id).only("offer_timeout_seconds").first()
     if group is None or not group.offer_timeout_seconds:
         return
-    transaction.on_commit(
-        lambda: (
-            idle_pool.clear_offer(group_id, user_id, back_to_pool_at=now.timestamp()),
-            drain_now([group_id]),
-        )
-    )
+
+    def back_to_pool() -> None:
+        idle_pool.clear_offer(group_id, user_id, back_to_pool_at=now.timestamp())
+        drain_now([group_id])
+
+    transaction.on_commit(back_to_pool)
 
 
 def reclaim_offer(
@@ -53,7 +53,8 @@ def reclaim_offer(
     now = now or timezone.now()
     with transaction.atomic():
         group_id = Ticket.objects.filter(pk=ticket_id).values_list("handler_group_id", flat=True)
-        group = HandlerGroup.objects.select_for_update().filter(pk=group_id.first()).first()
+        # No ticket or no group (None): pk=None finds no group, and the transition then fails.
+        group = HandlerGroup.objects.select_for_update().filter(pk=group_id.first()).first()  # type: ignore[misc]
         try:
             ticket = apply_transition(
                 ticket_id=ticket_id,
@@ -106,7 +107,8 @@ def decline_offer(*, ticket_id: int, handler_id: int, reason: str, now: datetime
         group_id = (
             Ticket.objects.filter(pk=ticket_id).values_list("handler_group_id", flat=True).first()
         )
-        group = HandlerGroup.objects.select_for_update().filter(pk=group_id).first()
+        # No ticket or no group (None): pk=None finds no group, and the transition then fails.
+        group = HandlerGroup.objects.select_for_update().filter(pk=group_id).first()  # type: ignore[misc]
         ticket = apply_transition(
             ticket_id=ticket_id,
             transition=lifecycle.DECLINE,
@@ -119,12 +121,13 @@ def decline_offer(*, ticket_id: int, handler_id: int, reason: str, now: datetime
             detail={"handler_id": handler_id, "group_id": group_id, "reason": reason},
         )
         if group is not None:
-            transaction.on_commit(
-                lambda: (
-                    idle_pool.clear_offer(group.pk, handler_id, back_to_pool_at=now.timestamp()),
-                    drain_now([group.pk]),
-                )
-            )
+            group_pk = group.pk
+
+            def back_to_pool() -> None:
+                idle_pool.clear_offer(group_pk, handler_id, back_to_pool_at=now.timestamp())
+                drain_now([group_pk])
+
+            transaction.on_commit(back_to_pool)
         return route(
             ticket=ticket,
             group=group,
@@ -149,11 +152,14 @@ def offer_sweep(*, now: datetime | None = None) -> int:
             ticket_status=TicketStatus.PENDING_PROCESS,
             accepted_time__isnull=True,
             handler__isnull=False,
-            assigned_time__lte=now - timedelta(seconds=timeout),
+            assigned_time__lte=now - timedelta(seconds=timeout),  # type: ignore[arg-type]  # not null
         ).values_list("pk", "handler_id", "assigned_time")
         for ticket_id, handler_id, assigned_time in overdue[:1000]:
             reclaimed += reclaim_offer(
-                ticket_id=ticket_id, handler_id=handler_id, assigned_time=assigned_time, now=now
+                ticket_id=ticket_id,
+                handler_id=handler_id,
+                assigned_time=assigned_time,  # type: ignore[arg-type]  # an offer's: not null
+                now=now,
             )
     return reclaimed
 

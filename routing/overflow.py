@@ -30,7 +30,7 @@ def overflow_sweep(*, now: datetime | None = None) -> int:
     for group in groups:
         if not get_strategy(group.assign_strategy).auto_assigns:
             continue
-        cutoff = now - timedelta(seconds=group.overflow_after_seconds)
+        cutoff = now - timedelta(seconds=group.overflow_after_seconds)  # type: ignore[arg-type]  # filtered
         stuck = list(
             waiting_tickets(group.pk)
             .filter(queued_time__lte=cutoff)
@@ -54,7 +54,7 @@ def overflow_sweep(*, now: datetime | None = None) -> int:
                 )
                 if ticket is None:
                     continue
-                target = locked.get(group.overflow_group_id)
+                target = locked.get(group.overflow_group_id)  # type: ignore[arg-type]  # None: no target
                 already = ticket.records.filter(action="overflow").exists()
                 if target is None or already or target.status != GroupStatus.ENABLED:
                     notify.overflow_to_leader(ticket, group, now)

@@ -137,7 +137,8 @@ def route(
             if _transaction_failed():
                 raise
             logger.exception("assignment failed", extra={"ticket_id": ticket.pk})
-            group.last_assign_index = cursor  # nobody was chosen: the cursor stays
+            # Nobody was chosen: the cursor stays (an int: read from this group).
+            group.last_assign_index = cursor  # type: ignore[assignment]
             handler_id, members = None, []  # recorded as queued, with nothing seen
     # The strategy moved the round-robin cursor in memory (to the member chosen): it is
     # written with the decision.
@@ -152,6 +153,7 @@ def route(
             now=now,
             trigger=trigger,
         )
+    assert group is not None  # a handler was picked: by the group's strategy
     outcome = (
         RoutingDecision.Outcome.OFFERED
         if group.offer_timeout_seconds
@@ -214,7 +216,7 @@ def _queue(
     along = []
     if members is not None:
         along += [
-            *_cursor_along(group, moved),
+            *_cursor_along(group, moved),  # type: ignore[arg-type]  # members: a group's
             Along(
                 "decision",
                 DECISION_ALONG_SQL,
@@ -234,10 +236,11 @@ def _queue(
         )
     elif members is not None:
         if moved:
-            group.save(update_fields=["last_assign_index", "updated"])
+            # (members: the group's strategy ran, so there is a group)
+            group.save(update_fields=["last_assign_index", "updated"])  # type: ignore[union-attr]
         record_decision(
             ticket_id=ticket.pk,
-            group=group,
+            group=group,  # type: ignore[arg-type]  # members: the group's strategy ran
             trigger=trigger,
             outcome=RoutingDecision.Outcome.QUEUED,
             chosen_id=None,
@@ -304,7 +307,8 @@ def _transaction_failed() -> bool:
 def schedule_offer_timeout(*, ticket: Ticket, seconds: int) -> None:
     """After commit, a delayed task re-checks the offer when it runs out; the offer sweep is
     the backstop for a lost task."""
-    args = (ticket.pk, ticket.handler_id, ticket.assigned_time.isoformat())
+    # An offered ticket has its assigned_time.
+    args = (ticket.pk, ticket.handler_id, ticket.assigned_time.isoformat())  # type: ignore[union-attr]
 
     def enqueue():
         try:

@@ -100,7 +100,7 @@ class CalendarAdmin(admin.ModelAdmin):
         self._import(request, queryset, timezone.now().year + 1)
 
 
-LEVEL_FIELDS = [
+LEVEL_FIELDS = (
     "position",
     "clock",
     "trigger",
@@ -109,7 +109,7 @@ LEVEL_FIELDS = [
     "template_code",
     "reassign_group",
     "raise_priority",
-]
+)
 
 
 class EscalationLevelForm(forms.ModelForm):

@@ -1,3 +1,5 @@
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 from django.db.models import ProtectedError, RestrictedError
 from django.utils.translation import gettext as _
@@ -36,6 +38,9 @@ from .serializers import (
 )
 from .services import sla_recompute
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
 
 class SlaReportView(APIView):
     """SLA report over tickets completed, or closed before completion, in the range: counts,
@@ -47,7 +52,8 @@ class SlaReportView(APIView):
     (sla-report.csv): a header line with the rows' field names, then one line per row. Errors
     are JSON in every format; an unknown format is a 404."""
 
-    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, ReportCsvRenderer]
+    # api_settings gives the renderer classes (its stub types the setting as their paths).
+    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, ReportCsvRenderer]  # type: ignore[list-item]
 
     @extend_schema(
         summary="Get the SLA report",
@@ -110,7 +116,7 @@ class SlaReportView(APIView):
 class StaffWritesLeadersRead(permissions.BasePermission):
     """Staff read and write; group leaders (of at least one handler group) only read."""
 
-    message = gettext_lazy("Only staff may change SLA rules.")
+    message: "str | StrPromise" = gettext_lazy("Only staff may change SLA rules.")
 
     def has_permission(self, request, view) -> bool:
         user = request.user

@@ -1,6 +1,6 @@
 """Deadlines from the clock-segment log: pure maths over the business-time clock."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -35,7 +35,7 @@ def deadline_with_pauses(
     *,
     start: datetime,
     budget: timedelta,
-    pauses: list[tuple[datetime, datetime | None]],
+    pauses: Sequence[tuple[datetime, datetime | None]],
     calendar: BusinessCalendar,
 ) -> datetime | None:
     """The instant at which `budget` of business time has run on a clock started at `start`
@@ -59,7 +59,7 @@ def running_time(
     *,
     start: datetime,
     end: datetime,
-    pauses: list[tuple[datetime, datetime | None]],
+    pauses: Sequence[tuple[datetime, datetime | None]],
     calendar: BusinessCalendar,
 ) -> timedelta:
     """Business time the clock ran between start and end, pauses excluded."""

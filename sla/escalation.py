@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
@@ -320,7 +321,7 @@ def _act(events: list[tuple], now: datetime) -> dict[str, int]:
         level = levels.get(level_id)
         deadline = ticket.response_deadline if clock == "response" else ticket.resolve_deadline
         notify = list(level.notify) if level is not None else ["handler", "leader"]
-        group = groups.get(ticket.handler_group_id, {})
+        group = groups.get(ticket.handler_group_id) if ticket.handler_group_id else None
         recipients = _recipients(notify, ticket, group, approver_ids)
         if not recipients and "approvers" not in notify:
             # Nobody handles or leads the ticket: the approvers, so no breach is silent.
@@ -390,15 +391,19 @@ def _act(events: list[tuple], now: datetime) -> dict[str, int]:
     return kinds
 
 
-def _recipients(notify: list[str], ticket: Ticket, group: dict, approver_ids) -> list[int]:
+def _recipients(
+    notify: list[str], ticket: Ticket, group: Mapping[str, Any] | None, approver_ids
+) -> list[int]:
+    """The people `notify` names for the ticket; `group` is its group's leader_id and
+    escalation_contact_id (None: no group)."""
     people: list[int | None] = []
     for target in notify:
         if target == "handler":
             people.append(ticket.handler_id)
         elif target == "leader":
-            people.append(group.get("leader_id"))
+            people.append(group.get("leader_id") if group else None)
         elif target == "escalation_contact":
-            people.append(group.get("escalation_contact_id"))
+            people.append(group.get("escalation_contact_id") if group else None)
         elif target == "approvers":
             people.extend(approver_ids())
     return list(dict.fromkeys(p for p in people if p))

@@ -116,6 +116,8 @@ class SlaRule(models.Model):
     warn_before_minutes = models.PositiveIntegerField(
         verbose_name=_("warn before minutes"), default=30
     )
+    # The value as loaded, kept by sla.rules' post_init and post_save handlers (not a column).
+    _loaded_warn_before_minutes: int | None
     sort = models.IntegerField(verbose_name=_("sort"), default=100)
     status = models.PositiveSmallIntegerField(
         verbose_name=_("status"), choices=RuleStatus.choices, default=RuleStatus.ENABLED

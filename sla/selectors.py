@@ -56,7 +56,7 @@ def sla_badge(ticket: Ticket, now: datetime) -> dict:
     if ticket.process_status != ProcessStatus.APPROVED or ticket.ticket_status not in OPEN_STATUSES:
         return none
     warn = timedelta(
-        minutes=ticket.sla_rule.warn_before_minutes if ticket.sla_rule_id else DEFAULT_WARN_MINUTES
+        minutes=ticket.sla_rule.warn_before_minutes if ticket.sla_rule else DEFAULT_WARN_MINUTES
     )
     if ticket.responded_time is None and ticket.response_deadline is not None:
         clock, deadline, breached = "response", ticket.response_deadline, ticket.response_timeout

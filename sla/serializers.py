@@ -337,7 +337,7 @@ class SlaRuleSerializer(serializers.ModelSerializer):
     levels = EscalationLevelSerializer(
         many=True,
         required=False,
-        max_length=MAX_LEVELS,
+        max_length=MAX_LEVELS,  # type: ignore[call-arg]  # ListSerializer takes it
         help_text=f"The ladder in order (at most {MAX_LEVELS} levels); positions follow the "
         "list. Absent: a new rule gets the default ladder, an update keeps the ladder.",
     )

@@ -253,7 +253,8 @@ def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
 
 def _met(result: str) -> bool | None:
     """The result as the met boolean: null when the clock was neither met nor breached."""
-    return {ClockResult.MET: True, ClockResult.BREACHED: False}.get(result)
+    met: dict[str, bool] = {ClockResult.MET: True, ClockResult.BREACHED: False}
+    return met.get(result)
 
 
 def _minutes(duration: timedelta) -> Decimal:

@@ -11,7 +11,9 @@ console alike.
   (its applicant, approvers) sees its public story only: no internal notes, no routing
   internals, no SLA rule (`Audience.sees_internals`)."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
@@ -101,7 +103,7 @@ def can_handle(user, ticket: Ticket, audience: Audience | None = None) -> bool:
     many tickets (one query, not one per ticket)."""
     if ticket.handler_id == user.pk:
         return True
-    if ticket.handler_group_id is None:
+    if ticket.handler_group is None:  # (no group: no query)
         return (audience or audience_for(user)).is_handler
     return is_member(user, ticket.handler_group)
 
@@ -135,7 +137,8 @@ def can_accept(user, ticket: Ticket, audience: Audience | None = None) -> bool:
 
 # Who may take each action on a ticket they can see (the state is lifecycle's business).
 # Each rule takes (user, ticket, audience); the audience may be None (computed when needed).
-_RULES = {
+# action -> (user, ticket, audience) -> may they
+_RULES: dict[str, Callable[[Any, Ticket, "Audience | None"], bool]] = {
     "approve": lambda user, ticket, audience: is_approver(user),
     "reject": lambda user, ticket, audience: is_approver(user),
     "cancel": lambda user, ticket, audience: ticket.creator_id == user.pk,

@@ -9,8 +9,7 @@ class TicketRecordInline(admin.TabularInline):
     model = TicketRecord
     extra = 0
     can_delete = False
-    fields = ["created", "action", "actor", "from_status", "to_status", "detail"]
-    readonly_fields = fields
+    fields = readonly_fields = ("created", "action", "actor", "from_status", "to_status", "detail")
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -20,8 +19,7 @@ class TicketReplyInline(admin.TabularInline):
     model = TicketReply
     extra = 0
     can_delete = False
-    fields = ["created", "author", "reply_type", "content"]
-    readonly_fields = fields
+    fields = readonly_fields = ("created", "author", "reply_type", "content")
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False

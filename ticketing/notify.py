@@ -90,8 +90,9 @@ def assigned(ticket: Ticket) -> None:
     template_code, message = assignment_message(
         ticket,
         group=None,
-        handler_id=ticket.handler_id,
-        assigned_time=ticket.assigned_time,
+        # An assigned ticket has both.
+        handler_id=ticket.handler_id,  # type: ignore[arg-type]
+        assigned_time=ticket.assigned_time,  # type: ignore[arg-type]
     )
     _send_message(template_code, message)
 
@@ -122,7 +123,7 @@ def completed(ticket: Ticket) -> None:
         template_code="ticket-completed",
         ticket=ticket,
         dedupe_key=f"ticket:{ticket.pk}:completed",
-        handler=ticket.handler.get_username() if ticket.handler_id else "",
+        handler=ticket.handler.get_username() if ticket.handler else "",
     )
 
 
@@ -140,7 +141,10 @@ def told_of_assignment(ticket: Ticket, group, *, readers=None) -> None:
     """The assignment notice (assignment_message) of the ticket's current assignment.
     `readers` (accounts.preferences.Reader by user id), when the caller has read them."""
     template_code, message = assignment_message(
-        ticket, group=group, handler_id=ticket.handler_id, assigned_time=ticket.assigned_time
+        ticket,
+        group=group,
+        handler_id=ticket.handler_id,  # type: ignore[arg-type]  # assigned: set
+        assigned_time=ticket.assigned_time,  # type: ignore[arg-type]  # assigned: set
     )
     _send_message(template_code, message, readers)
 

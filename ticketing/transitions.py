@@ -131,7 +131,8 @@ def _where(ticket_id: int, transition: Transition, condition: Q | None) -> tuple
     the transition (and approved, where the transition needs it), and meeting `condition`
     (compiled by the ORM: its SQL is Django's own)."""
     where: sql.Composable = sql.SQL(TRANSITION_WHERE_SQL).format(
-        status=sql.Identifier(Ticket._meta.get_field(transition.field).column)
+        # A concrete field (a column), not a relation's reverse side get_field may also give.
+        status=sql.Identifier(Ticket._meta.get_field(transition.field).column)  # type: ignore[union-attr, arg-type]
     )
     params: list = [ticket_id, list(transition.sources)]
     if transition.requires_approved:
@@ -190,7 +191,8 @@ def _cas_sql(
     meta = Ticket._meta
     comma = sql.SQL(", ")
     statement = sql.SQL(COMPARE_AND_SET_SQL).format(
-        status=sql.Identifier(meta.get_field(field).column),
+        # (as above: the transition's status field is a column)
+        status=sql.Identifier(meta.get_field(field).column),  # type: ignore[union-attr, arg-type]
         where=sql.SQL(where),
         assignments=comma.join(
             sql.SQL("{} = %s").format(sql.Identifier(column)) for column in columns
@@ -233,11 +235,11 @@ def _compare_and_set(
     meta = Ticket._meta
     columns, set_params = [], []
     for name, value in updates.items():
-        model_field = meta.get_field(name)
+        model_field = meta.get_field(name)  # a concrete field: a column
         if isinstance(value, Model):
             value = value.pk
-        columns.append(model_field.column)
-        set_params.append(model_field.get_db_prep_save(value, db))
+        columns.append(model_field.column)  # type: ignore[union-attr]
+        set_params.append(model_field.get_db_prep_save(value, db))  # type: ignore[union-attr]
     statement = _cas_sql(
         where,
         field,
@@ -256,9 +258,9 @@ def _compare_and_set(
     (ticket,) = instances(Ticket, [row[1 : 1 + width]])  # after old.previous
     read: dict[str, tuple | None] = {}
     end = 1 + width
-    for statement in along:
-        if statement.columns:
-            read_back = tuple(row[end : end + len(statement.columns)])
-            read[statement.name] = None if all(c is None for c in read_back) else read_back
-            end += len(statement.columns)
+    for along_statement in along:  # (`statement` is the SQL text above)
+        if along_statement.columns:
+            read_back = tuple(row[end : end + len(along_statement.columns)])
+            read[along_statement.name] = None if all(c is None for c in read_back) else read_back
+            end += len(along_statement.columns)
     return ticket, read

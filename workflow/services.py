@@ -323,7 +323,8 @@ def ticket_transfer(
     if handler_id is None and handler_group_id is None:
         raise InvalidArgument("non_field_errors", _("Give handler_id, handler_group_id or both."))
     with transaction.atomic():
-        current = Ticket.objects.filter(pk=ticket_id).values("handler_group_id").first()
+        # No such ticket: Ticket.DoesNotExist (a 404), as the other services raise.
+        current = Ticket.objects.filter(pk=ticket_id).values("handler_group_id").get()
         target_group_id = handler_group_id or current["handler_group_id"]
         # Lock order: group rows first (by id, so two transfers cannot deadlock), then ticket.
         group_ids = sorted({g for g in (current["handler_group_id"], target_group_id) if g})

@@ -3,6 +3,7 @@ deployments comes from the environment (DATABASE_URL, REDIS_URL, CELERY_BROKER_U
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 
@@ -265,7 +266,7 @@ QUEUEING_JUMP_TTL_SECONDS = env.int("QUEUEING_JUMP_TTL_SECONDS", default=7 * 24 
 # JSON with every optional field fit with room to spare (tests/security/test_hostile_input.py).
 QUEUEING_MAX_BODY_BYTES = env.int("QUEUEING_MAX_BODY_BYTES", default=12 * 1024 * 1024)
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {

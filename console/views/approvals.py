@@ -76,7 +76,7 @@ def approvals_url(focus: Ticket | None = None) -> str:
 def _render_approvals(request: HttpRequest, *, status: int = 200) -> HttpResponse:
     waiting = _waiting(request.user)
     focus = _focus(request, waiting)
-    page_number = request.GET.get("page")
+    page_number: int | str | None = request.GET.get("page")
     if focus is not None and not page_number:
         page_number = _page_of(waiting, focus)
     page = Paginator(waiting.select_related(*WAITING_RELATED), PAGE_SIZE).get_page(page_number)
@@ -141,8 +141,8 @@ def ticket_reject(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return action_failed(request, ticket.pk, exc)
     form = RejectForm(request.POST)
     if not form.is_valid():
-        exc = InvalidArgument("reason", _("Give a reason for the rejection."))
-        return action_failed(request, ticket.pk, exc, forms={"reject": form})
+        error = InvalidArgument("reason", _("Give a reason for the rejection."))
+        return action_failed(request, ticket.pk, error, forms={"reject": form})
     upcoming = next_waiting(request.user, ticket)
     message = _("%(code)s is rejected; the applicant has been told why.") % {
         "code": ticket.bill_code
@@ -166,7 +166,7 @@ def _why_not(ticket: Ticket | None, exc: Exception) -> str:
         return _("not found")
     if isinstance(exc, IllegalTransition):
         status = Ticket.objects.filter(pk=ticket.pk).values_list("process_status", flat=True)
-        reasons = {
+        reasons: dict[int | None, str] = {
             ProcessStatus.APPROVED: _("already approved"),
             ProcessStatus.REJECTED: _("already rejected"),
             ProcessStatus.CANCELLED: _("cancelled by the applicant"),
@@ -185,7 +185,7 @@ def bulk_approve(request: HttpRequest) -> HttpResponse:
     form = BulkApproveForm(request.POST)
     if not form.is_valid():
         for error in form.errors.get("ticket", []):
-            messages.error(request, error)
+            messages.error(request, str(error))  # (an ErrorList yields its messages)
         return _render_approvals(request, status=400)
     approved: list[str] = []
     failed: list[str] = []
@@ -198,7 +198,8 @@ def bulk_approve(request: HttpRequest) -> HttpResponse:
         except Ticket.DoesNotExist as exc:
             failed.append(f"#{ticket_id} ({_why_not(None, exc)})")
         except (ConflictError, Forbidden, InvalidArgument) as exc:
-            failed.append(f"{ticket.bill_code} ({_why_not(ticket, exc)})")
+            name = ticket.bill_code if ticket is not None else f"#{ticket_id}"
+            failed.append(f"{name} ({_why_not(ticket, exc)})")
         else:
             approved.append(ticket.bill_code)
     summary = ngettext("Approved %(count)d.", "Approved %(count)d.", len(approved)) % {

@@ -79,8 +79,9 @@ def pool(request: HttpRequest, default_view: str = "mine") -> HttpResponse:
     rows = with_badges(page, timezone.now())
     audience = access.audience_for(request.user)  # read once for every row
     for ticket in rows:
-        ticket.can_accept = "accept" in actions_allowed_now(ticket) and access.can_accept(
-            request.user, ticket, audience
+        ticket.can_accept = (  # type: ignore[attr-defined]  # the row's flag for the template
+            "accept" in actions_allowed_now(ticket)
+            and access.can_accept(request.user, ticket, audience)
         )
     counts = selectors.pool_counts_for(request.user)
     return render_console(

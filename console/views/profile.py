@@ -19,7 +19,8 @@ from console.pages import render_console
 @login_required
 @require_http_methods(["GET", "POST"])
 def profile(request: HttpRequest) -> HttpResponse:
-    current = Profile.objects.filter(user=request.user).first()
+    # login_required: request.user is a User, not the AnonymousUser its type allows.
+    current = Profile.objects.filter(user=request.user).first()  # type: ignore[misc]
     initial = {
         "time_zone": (current.time_zone if current else "") or timezone.get_current_timezone_name(),
         "language": current.language if current else "",

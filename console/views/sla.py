@@ -3,6 +3,7 @@ before due) as a chart and a table, with the filters of GET /api/sla/report/ (re
 query serializer, so a bad filter is a 400 naming the field, as on the API)."""
 
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -57,7 +58,7 @@ def sla_compliance(request: HttpRequest) -> HttpResponse:
     groups = HandlerGroup.objects.order_by("name")
     if allowed is not None:
         groups = groups.filter(pk__in=allowed)
-    context = {
+    context: dict[str, Any] = {
         "query": query,
         "groups": list(groups),
         "priorities": Priority.choices,

@@ -7,6 +7,7 @@ and the latest strategy simulation side by side."""
 
 import statistics
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -30,6 +31,9 @@ from routing.selectors import presence_rows, waiting_by_group
 from sla.models import SlaEvent
 from ticketing.models import OPEN_STATUSES, ProcessStatus
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
 LIVE_REFRESH_MS = 5000
 DUE_HORIZON = timedelta(minutes=30)
 
@@ -39,7 +43,7 @@ def groups_in_scope(user) -> list[HandlerGroup]:
     return list(groups_led_by(user).filter(status=GroupStatus.ENABLED).order_by("name"))
 
 
-def _presence_label(state: str) -> str:
+def _presence_label(state: str) -> "str | StrPromise":
     try:
         return PresenceState(state).label
     except ValueError:

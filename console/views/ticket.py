@@ -185,8 +185,8 @@ def ticket_decline(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return action_failed(request, ticket.pk, exc)
     form = DeclineForm(request.POST)
     if not form.is_valid():
-        exc = InvalidArgument("reason", _("The ticket was not declined: see the reason below."))
-        return action_failed(request, ticket.pk, exc, forms={"decline": form})
+        error = InvalidArgument("reason", _("The ticket was not declined: see the reason below."))
+        return action_failed(request, ticket.pk, error, forms={"decline": form})
     return _perform(
         request,
         ticket,
@@ -212,8 +212,8 @@ def ticket_reply(request: HttpRequest, ticket_id: int) -> HttpResponse:
     except Forbidden as exc:
         return action_failed(request, ticket.pk, exc)
     if not form.is_valid():
-        exc = InvalidArgument("content", _("The reply was not sent: see the errors below."))
-        return action_failed(request, ticket.pk, exc, forms={"reply": form})
+        error = InvalidArgument("content", _("The reply was not sent: see the errors below."))
+        return action_failed(request, ticket.pk, error, forms={"reply": form})
     reply_type = form.cleaned_data["reply_type"]
     return _perform(
         request,
@@ -280,8 +280,8 @@ def ticket_transfer(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return action_failed(request, ticket.pk, exc)
     form = TransferForm(request.POST)
     if not form.is_valid():
-        exc = InvalidArgument("transfer", _("The ticket was not transferred: see the form."))
-        return action_failed(request, ticket.pk, exc, forms={"transfer": form})
+        error = InvalidArgument("transfer", _("The ticket was not transferred: see the form."))
+        return action_failed(request, ticket.pk, error, forms={"transfer": form})
     try:
         services.ticket_transfer(
             ticket_id=ticket.pk, user=request.user, **form.transfer_arguments()

@@ -1,4 +1,5 @@
 import smtplib
+from typing import ClassVar
 
 from django.conf import settings
 from django.core.mail import EmailMessage
@@ -10,6 +11,10 @@ from .registry import register
 @register("email", external=True)
 class Email:
     """Through Django's email backend (console in `make run`, SMTP by settings)."""
+
+    code: ClassVar[str]  # these three: set by @register
+    external: ClassVar[bool]
+    per_event: ClassVar[bool]
 
     def targets(self, template_code, readers) -> dict[int, list[str]]:
         return {user_id: [reader.email] for user_id, reader in readers.items() if reader.email}

@@ -1,12 +1,18 @@
 from collections.abc import Callable
+from typing import TypeVar
 
 from .base import Channel
 
 _channels: dict[str, Channel] = {}
 
+C = TypeVar("C", bound=Channel)
 
-def register(code: str, *, external: bool, per_event: bool = False) -> Callable[[type], type]:
-    def decorator(cls: type) -> type:
+
+def register(code: str, *, external: bool, per_event: bool = False) -> Callable[[type[C]], type[C]]:
+    """Class decorator: sets the class's `code`, `external` and `per_event` and registers one
+    instance. A class without Channel's shape fails type checks."""
+
+    def decorator(cls: type[C]) -> type[C]:
         if code in _channels:
             raise ValueError(f"notification channel {code!r} registered twice")
         cls.code = code

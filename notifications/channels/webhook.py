@@ -1,6 +1,7 @@
 import hashlib
 import hmac
 import json
+from typing import ClassVar
 
 import requests
 
@@ -22,6 +23,10 @@ def sign(secret: str, body: bytes) -> str:
 @register("webhook", external=True, per_event=True)
 class Webhook:
     """JSON POST with a timeout, an Idempotency-Key header and an HMAC signature header."""
+
+    code: ClassVar[str]  # these three: set by @register
+    external: ClassVar[bool]
+    per_event: ClassVar[bool]
 
     def targets(self, template_code, readers) -> dict[int, list[str]]:
         hooks = _enabled_hooks.get(

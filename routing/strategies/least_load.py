@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 from django.utils.translation import gettext_noop
 
 from .base import PickContext
@@ -11,14 +13,16 @@ class LeastLoad:
     member order.
     The loads come from the one member query (candidates.py), not a COUNT per member."""
 
-    auto_assigns = True
+    code: ClassVar[int]  # set by @register
+    label: ClassVar[str]
+    auto_assigns: ClassVar[bool] = True
 
     def pick(self, ctx: PickContext) -> int | None:
         if not ctx.eligible_ids:
             return None
         order = {member_id: i for i, member_id in enumerate(ctx.eligible_ids)}
 
-        def key(member_id: int):
+        def key(member_id: int) -> tuple[int, bool, float, int]:
             row = ctx.rows[member_id]
             last = row.last_assigned
             return (row.active, last is not None, last.timestamp() if last else 0, order[member_id])

@@ -1,4 +1,5 @@
 import time
+from typing import ClassVar
 
 from django.utils.translation import gettext_noop
 
@@ -15,7 +16,9 @@ class LongestIdle:
     atomically from the group's Redis pool by a Lua script. Redis unreachable → None (the
     ticket waits in the pool; reconciliation restores routing later)."""
 
-    auto_assigns = True
+    code: ClassVar[int]  # set by @register
+    label: ClassVar[str]
+    auto_assigns: ClassVar[bool] = True
 
     def pick(self, ctx: PickContext) -> int | None:
         if not ctx.eligible_ids:

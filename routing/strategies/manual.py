@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 from django.utils.translation import gettext_noop
 
 from .base import PickContext
@@ -8,7 +10,9 @@ from .registry import register
 class Manual:
     """Nobody is picked: the ticket waits in the pool until a member accepts it."""
 
-    auto_assigns = False
+    code: ClassVar[int]  # set by @register
+    label: ClassVar[str]
+    auto_assigns: ClassVar[bool] = False
 
     def pick(self, ctx: PickContext) -> int | None:
         return None

@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 from django.utils.translation import gettext_noop
 
 from .base import PickContext
@@ -11,14 +13,16 @@ class OnlinePriority:
     after those online; among equals, the member assigned longest ago goes first (so a
     group where nobody heartbeats does not hand everything to its first member)."""
 
-    auto_assigns = True
+    code: ClassVar[int]  # set by @register
+    label: ClassVar[str]
+    auto_assigns: ClassVar[bool] = True
 
     def pick(self, ctx: PickContext) -> int | None:
         if not ctx.eligible_ids:
             return None
         order = {member_id: i for i, member_id in enumerate(ctx.eligible_ids)}
 
-        def key(member_id: int):
+        def key(member_id: int) -> tuple[bool, float, bool, float, int]:
             row = ctx.rows[member_id]
             since, last = row.online_since, row.last_assigned
             return (

@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from typing import TypeVar
 
 from handler_groups.strategies import declare
 
@@ -6,9 +7,14 @@ from .base import Strategy
 
 _strategies: dict[int, Strategy] = {}
 
+S = TypeVar("S", bound=Strategy)
 
-def register(code: int, label: str) -> Callable[[type], type]:
-    def decorator(cls: type) -> type:
+
+def register(code: int, label: str) -> Callable[[type[S]], type[S]]:
+    """Class decorator: sets the class's `code` and `label` and registers one instance. A class
+    that does not have Strategy's shape (its `pick`, its class attributes) fails type checks."""
+
+    def decorator(cls: type[S]) -> type[S]:
         if code in _strategies:
             raise ValueError(f"assignment strategy code {code} registered twice")
         cls.code = code

@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 from django.utils.translation import gettext_noop
 
 from .base import PickContext
@@ -11,7 +13,9 @@ class RoundRobin:
     writes it in the assignment's own statement). The caller holds the group row lock, so
     concurrent approvals see each other's cursor moves."""
 
-    auto_assigns = True
+    code: ClassVar[int]  # set by @register
+    label: ClassVar[str]
+    auto_assigns: ClassVar[bool] = True
 
     def pick(self, ctx: PickContext) -> int | None:
         members = ctx.member_ids

@@ -1,7 +1,8 @@
 import pytest
 
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing.models import TicketStatus
+from ticketing.models import Ticket, TicketStatus
+from workflow import services
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +84,10 @@ def test_transfer_of_a_completed_ticket_is_a_409(api, pooled, handlers, staff):
         f"/api/tickets/{pooled.pk}/transfer/", {"handler_id": handlers[1].pk}, format="json"
     )
     assert response.status_code == 409
+
+
+def test_transfer_of_a_missing_ticket_raises_does_not_exist(pooled, group, staff):
+    # It read the ticket's group with .first() and subscripted the None: a TypeError (a 500).
+    missing = Ticket.objects.order_by("-pk").values_list("pk", flat=True).first() + 1
+    with pytest.raises(Ticket.DoesNotExist):
+        services.ticket_transfer(ticket_id=missing, user=staff, handler_group_id=group.pk)

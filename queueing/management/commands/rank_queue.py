@@ -4,6 +4,7 @@ operators reproducing a complaint ("why was I served after them?")."""
 import json
 import uuid
 from collections import defaultdict
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from rest_framework import serializers
@@ -30,7 +31,7 @@ class Command(BaseCommand):
             "--json", action="store_true", help="Print the endpoint's response body instead."
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             with open(options["file"], encoding="utf-8") as f:
                 body = json.load(f)
