@@ -186,6 +186,60 @@ def test_the_history_reads_in_words_for_the_team_and_publicly_for_the_applicant(
 # --- the applicant's pages ------------------------------------------------------------------
 
 
+def list_statuses(html: str) -> list[str]:
+    """The Status cells of the ticket list, in order, as text."""
+    cells = re.findall(r'<td data-label="([^"]*)">\s*([^<]*?)\s*</td>', html)
+    return [unescape(text) for label, text in cells if label in ("Status", "状态")]
+
+
+def my_tickets(client) -> str:
+    response = client.get("/console/my-tickets/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+@pytest.fixture
+def three_tickets(submit, group, approver):
+    """Newest first in the list: in the pool (pending assign), rejected, waiting for approval."""
+    waiting = submit(handler_group_id=group.pk, title="Waiting")
+    rejected = submit(handler_group_id=group.pk, title="Rejected one")
+    services.ticket_reject(ticket_id=rejected.pk, approver=approver, reason="dup")
+    pooled = submit(handler_group_id=group.pk, title="Pooled")
+    services.ticket_approve(ticket_id=pooled.pk, approver=approver)
+    return waiting, rejected, pooled
+
+
+def test_the_applicants_list_reads_their_words_without_the_sla_column(
+    as_user, applicant, three_tickets
+):
+    html = my_tickets(as_user(applicant))
+    assert list_statuses(html) == ["We're on it", "Rejected", "Waiting for approval"]
+    # The apostrophe reaches the page as it is: it is text, not an attribute.
+    assert "We're on it" in html and "We&#x27;re" not in html
+    assert ">SLA</th>" not in html and 'data-label="SLA"' not in html
+    assert "sla-badge" not in html
+    for code_word in ("pending assign", "approving", "rejected<"):
+        assert code_word not in html
+
+
+def test_the_applicants_list_in_chinese(as_user, applicant, three_tickets):
+    Profile.objects.create(user=applicant, language="zh-hans")
+    html = my_tickets(as_user(applicant))
+    assert list_statuses(html) == ["处理中", "已驳回", "待审批"]
+    assert ">SLA</th>" not in html and "sla-badge" not in html
+    assert "待分配" not in html and "审批中" not in html
+
+
+def test_a_handler_listing_a_ticket_of_their_own_group_sees_its_status_and_sla(
+    as_user, handlers, group, approver, submit
+):
+    ticket = submit(creator=handlers[0], handler_group_id=group.pk)
+    services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    html = my_tickets(as_user(handlers[0]))
+    assert list_statuses(html) == ["pending assign"]
+    assert ">SLA</th>" in html and "sla-badge" in html
+
+
 def test_the_applicant_reads_customer_words_for_every_status(
     as_user, applicant, approver, handlers, submit, group
 ):
