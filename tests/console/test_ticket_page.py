@@ -183,6 +183,35 @@ def test_the_history_reads_in_words_for_the_team_and_publicly_for_the_applicant(
     assert public == ["Submitted by applicant", "Approved", "Reply from it_carol", "Completed"]
 
 
+def test_a_round_robin_pick_says_who_came_before(as_user, approver, submit):
+    """The first pick of a group has nobody before it; each later one names the member whose
+    turn it last was, as the decision recorded it (members' last_turn, the record's after_id)."""
+    from routing.models import RoutingDecision
+
+    alice, bob = UserFactory(username="it_alice"), UserFactory(username="it_bob")
+    rotation = HandlerGroupFactory(name="rotation", members=[alice, bob], assign_strategy=1)
+    tickets = []
+    for _ in range(3):
+        ticket = submit(handler_group_id=rotation.pk)
+        tickets.append(services.ticket_approve(ticket_id=ticket.pk, approver=approver))
+    assert [t.handler_id for t in tickets] == [alice.pk, bob.pk, alice.pk]
+
+    def assign_line(ticket, user) -> str:
+        return next(line for line in history(page(as_user(user), ticket)) if "chose" in line)
+
+    assert assign_line(tickets[0], alice) == "Round robin chose it_alice"
+    assert assign_line(tickets[1], bob) == "Round robin chose it_bob (next after it_alice)"
+    assert assign_line(tickets[2], alice) == "Round robin chose it_alice (next after it_bob)"
+    decision = RoutingDecision.objects.get(ticket=tickets[1])
+    assert [m.get("last_turn", False) for m in decision.members] == [True, False]
+    assert TicketRecord.objects.get(ticket=tickets[1], action="assign").detail["after_id"] == (
+        alice.pk
+    )
+    Profile.objects.create(user=bob, language="zh-hans")
+    chinese = history(page(as_user(bob), tickets[1]))
+    assert "轮询：分配给 it_bob（接在 it_alice 之后）" in chinese
+
+
 # --- the applicant's pages ------------------------------------------------------------------
 
 
