@@ -132,8 +132,24 @@ def test_nesting_is_counted_level_by_level(text, depth):
     from config.parsers import nesting_exceeds
 
     value = orjson.loads(text)
-    assert not nesting_exceeds(value, depth)
-    assert depth == 0 or nesting_exceeds(value, depth - 1)
+    brackets = text.count(b"[") + text.count(b"{")
+    for bound in (None, brackets):
+        assert not nesting_exceeds(value, depth, containers_at_most=bound)
+        assert depth == 0 or nesting_exceeds(value, depth - 1, containers_at_most=bound)
+
+
+def test_brackets_inside_strings_neither_hide_nor_fake_nesting():
+    """The parser bounds the walk by the body's bracket bytes; brackets in strings only make
+    that bound larger, never a shallow body deep or a deep one shallow."""
+    import orjson
+
+    from config.parsers import nesting_exceeds
+
+    shallow = b'{"a": "' + b"[" * 200 + b'", "b": ["]]]]"]}'
+    deep = b'{"a": "]]]]]]", "b": ' + b"[" * 65 + b"]" * 65 + b"}"
+    for text, exceeds in ((shallow, False), (deep, True)):
+        brackets = text.count(b"[") + text.count(b"{")
+        assert nesting_exceeds(orjson.loads(text), 64, containers_at_most=brackets) is exceeds
 
 
 def test_a_body_over_the_api_limit_is_a_413_in_the_error_shape(staff_api, settings):
