@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from handler_groups.models import HandlerGroup
 from routing.decisions import strategy_label
 
-USER_KEYS = ("handler_id", "to_handler_id")
+USER_KEYS = ("handler_id", "to_handler_id", "after_id")
 GROUP_KEYS = ("group_id", "from_group_id", "to_group_id")
 
 
@@ -116,10 +116,14 @@ def describe(record, names: Names, *, offered_at: datetime | None = None) -> str
         if strategy is None:
             return _("Assigned to %(who)s") % {"who": handler}
         label = strategy_label(strategy)
-        return _("%(strategy)s chose %(who)s") % {
-            "strategy": label[:1].upper() + label[1:],
-            "who": handler,
-        }
+        label = label[:1].upper() + label[1:]
+        if detail.get("after_id") is not None:  # round robin: whose turn it last was
+            return _("%(strategy)s chose %(who)s (next after %(previous)s)") % {
+                "strategy": label,
+                "who": handler,
+                "previous": names.user(detail["after_id"]),
+            }
+        return _("%(strategy)s chose %(who)s") % {"strategy": label, "who": handler}
     if action == "reclaim":
         handler = names.user(detail.get("handler_id"))
         reason = detail.get("reason") or "timeout"

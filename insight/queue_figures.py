@@ -8,8 +8,13 @@ widened to whole buckets):
   escalation's move or an overflow, from the audit trail), or its current group if it never
   moved. Candidates are the group's current tickets plus the tickets of its assignment events,
   so a ticket moved away before anyone in the group was assigned it is not found.
-- assigned: the group's `assigned` assignment events in the bucket (routing's assignments;
-  a pick from a manual pool is not a routing assignment and is not counted here).
+- assigned: the group's assignments in the bucket: its `assigned` assignment events
+  (routing's), and the picks from its pool (a member taking a ticket that waits in the pool,
+  pending assign: an `accept` record from that status, by its actor, which routing never
+  sees). A pick counts for the group the ticket was in when it was picked: the
+  `from_group_id` of its next move (transfer, escalation's move, overflow), or its current
+  group if it has not moved since; candidates are the group's current tickets, so a ticket
+  picked here and then moved away is not found.
 - time to assignment p50/p95: approval → first assignment (the earliest `assigned` event of
   the ticket after approval, or the ticket's assigned_time if earlier, i.e. a pick from the
   pool or a transfer to a person) for the bucket's arrivals that have been assigned;
@@ -24,9 +29,11 @@ widened to whole buckets):
 - agents: the group's members, and anyone else who got one of the group's assignments in the
   bucket: their assignments in the bucket, and `assigned_stddev` the population standard
   deviation of those counts.
-- occupancy: per agent, the time in the bucket with at least one accepted ticket of theirs
-  (any group; accepted_time → completed_time, closed_time or now; overlaps counted once)
-  divided by the time available in the bucket. For a group that routes by presence
+- occupancy: per agent, the time in the bucket with at least one active ticket of theirs
+  (any group; active as the insight issue defines it: from assignment to completion,
+  assigned_time → completed_time, closed_time or now, whether accepted yet or not; a pick
+  from the pool is assigned and accepted at once; overlaps counted once) divided by the
+  time available in the bucket. For a group that routes by presence
   (requires_presence) that is the agent's presence history (PresenceSpan) in the states
   available and wrap-up, with busy time counted only while available
   (`occupancy_basis: "presence"`); for any other group, whose members need not keep presence,
@@ -43,7 +50,7 @@ from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
 from routing.models import AssignmentEvent, PresenceSpan, PresenceState
-from ticketing.models import ProcessStatus
+from ticketing.models import ProcessStatus, TicketStatus
 
 BUCKETS = ("hour", "day")
 # Presence states in which an agent counts as available for work (not offline, not on a break).
@@ -141,11 +148,34 @@ arrival_figures AS (
         ) AS within_target
     FROM arrivals GROUP BY bucket
 ),
+pool_picks AS (
+    SELECT r.created, r.actor_id AS user_id
+    FROM oa_ticket_bill t
+    CROSS JOIN window_ w
+    JOIN oa_ticket_record r ON r.ticket_id = t.id
+    LEFT JOIN LATERAL (
+        SELECT (m.detail ->> 'from_group_id')::bigint AS group_id
+        FROM oa_ticket_record m
+        WHERE m.ticket_id = t.id AND m.action IN ('transfer', 'overflow') AND m.id > r.id
+        ORDER BY m.id LIMIT 1
+    ) next_move ON true
+    WHERE t.process_status = %(approved)s AND t.handler_group_id = %(group)s
+      AND t.approved_time < w.hi
+      AND COALESCE(t.completed_time, t.closed_time, %(now)s) >= w.lo
+      AND r.action = 'accept' AND r.from_status = %(pending_assign)s
+      AND r.created >= w.lo AND r.created < w.hi
+      AND COALESCE(next_move.group_id, t.handler_group_id) = %(group)s
+),
 assignments AS (
-    SELECT date_trunc(%(unit)s, e.created, %(tz)s) AS bucket, e.user_id, count(*) AS n
-    FROM oa_assignment_event e, window_ w
-    WHERE e.group_id = %(group)s AND e.kind = %(assigned)s
-      AND e.created >= w.lo AND e.created < w.hi
+    SELECT date_trunc(%(unit)s, picks.created, %(tz)s) AS bucket, picks.user_id,
+        count(*) AS n
+    FROM (
+        SELECT e.created, e.user_id FROM oa_assignment_event e, window_ w
+        WHERE e.group_id = %(group)s AND e.kind = %(assigned)s
+          AND e.created >= w.lo AND e.created < w.hi
+        UNION ALL
+        SELECT created, user_id FROM pool_picks
+    ) picks
     GROUP BY 1, 2
 ),
 members AS (
@@ -158,12 +188,12 @@ agent_ids AS (
 ),
 busy AS (
     SELECT t.handler_id AS user_id,
-        range_agg(tstzrange(t.accepted_time,
-            GREATEST(t.accepted_time, COALESCE(t.completed_time, t.closed_time, %(now)s))))
+        range_agg(tstzrange(t.assigned_time,
+            GREATEST(t.assigned_time, COALESCE(t.completed_time, t.closed_time, %(now)s))))
             AS ranges
     FROM oa_ticket_bill t, window_ w
     WHERE t.handler_id = ANY(ARRAY(SELECT user_id FROM agent_ids))
-      AND t.assigned_time < w.hi AND t.accepted_time < w.hi
+      AND t.assigned_time < w.hi
       AND COALESCE(t.completed_time, t.closed_time, %(now)s) > w.lo
     GROUP BY 1
 ),
@@ -265,6 +295,7 @@ def queue_figures_statement(
         "group": group.pk,
         "members": group.member_ids,
         "approved": int(ProcessStatus.APPROVED),
+        "pending_assign": int(TicketStatus.PENDING_ASSIGN),
         "assigned": str(AssignmentEvent.Kind.ASSIGNED),
         "target": group.target_answer_seconds,
         "now": timezone.now(),

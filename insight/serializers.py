@@ -318,18 +318,22 @@ QueueMetricsQuery._declared_fields["from"] = DayOrDateTimeField(
 class QueueAgentMetrics(serializers.Serializer):
     user_id = serializers.IntegerField()
     username = serializers.CharField(allow_null=True)
-    assigned = serializers.IntegerField(help_text="The group's assignments to them.")
+    assigned = serializers.IntegerField(
+        help_text="The group's assignments to them, picks from its pool included."
+    )
     occupancy = serializers.FloatField(
         allow_null=True,
-        help_text="Time with at least one accepted ticket ÷ time available (0..1); null when "
-        "nothing of the bucket was available.",
+        help_text="Time with at least one active ticket (assigned, not yet completed or "
+        "closed) ÷ time available (0..1); null when nothing of the bucket was available.",
     )
 
 
 class QueueBucket(serializers.Serializer):
     start = serializers.DateTimeField()
     arrivals = serializers.IntegerField(help_text="Tickets approved into the group.")
-    assigned = serializers.IntegerField(help_text="The group's assignment events.")
+    assigned = serializers.IntegerField(
+        help_text="The group's assignments: routing's, and picks from its pool."
+    )
     time_to_assign_p50_seconds = serializers.FloatField(
         allow_null=True, help_text="Approval → first assignment, of the bucket's arrivals."
     )

@@ -26,7 +26,7 @@ from ticketing.transitions import Along, apply_transition_along
 
 from . import loads
 from .models import AssignmentEvent, RoutingDecision
-from .strategies.service import pick_handler
+from .strategies.service import last_turn, pick_handler
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ def route(
             "accepted_time": None,
             "queued_time": None,
         },
-        detail={"handler_id": handler_id, "strategy": group.assign_strategy},
+        detail={"handler_id": handler_id, "strategy": group.assign_strategy, **last_turn(members)},
         along=[
             *_cursor_along(group, moved),
             Along(

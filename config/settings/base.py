@@ -207,6 +207,9 @@ REST_FRAMEWORK["NUM_PROXIES"] = env.int("TRUSTED_PROXY_COUNT", default=0) or Non
 # API bodies larger than this are refused with 413 in the JSON error shape, before they are
 # read (config/limits.py). Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) covers the pages.
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1024 * 1024)
+# JSON bodies nested deeper than this are a 400 naming the limit, before any view reads them
+# (config/parsers.py says why 64).
+API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=64)
 
 # Rarely changing rows read on hot paths (SLA rules, notification templates) are memoised per
 # process for this long; a change made in another process applies within it (config/memo.py).

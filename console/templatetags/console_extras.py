@@ -1,8 +1,10 @@
 """Small template filters of the console."""
 
+import html
 from datetime import timedelta
 
 from django import template
+from django.utils.safestring import SafeData, SafeString, mark_safe
 from django.utils.translation import gettext as _
 
 register = template.Library()
@@ -24,3 +26,14 @@ def duration_short(value: timedelta | None) -> str:
         return _("%(h)d h %(m)02d min") % {"h": hours, "m": minutes}
     days, hours = divmod(hours, 24)
     return _("%(d)d d %(h)d h") % {"d": days, "h": hours}
+
+
+@register.filter(is_safe=True)
+def as_text(value) -> SafeString:
+    """A value placed as text between tags, escaped as text needs: &, < and >. Django's
+    autoescape also turns quotes into &#x27; and &quot; since it cannot tell text from an
+    attribute value, so "We're on it" reached the page's source as "We&#x27;re on it".
+    Never for an attribute value, where quotes must stay escaped."""
+    if isinstance(value, SafeData):  # markup already
+        return value
+    return mark_safe(html.escape(str(value), quote=False))

@@ -13,18 +13,28 @@ from config.errors import InvalidArgument
 from console.badges import with_badges
 from console.forms import TicketSubmitForm
 from console.pages import LIST_RELATED, PAGE_SIZE, detail_url, render_console
+from console.wording import customer_status
+from ticketing import access
 from workflow import selectors, services
 
 
 @login_required
 @require_GET
 def my_tickets(request: HttpRequest) -> HttpResponse:
+    """Their tickets as their ticket page tells them: a ticket whose team they are not on reads
+    in the applicant's words (customer_status), without the SLA clock; the SLA column shows
+    only to someone who works tickets."""
     tickets = selectors.my_submitted_tickets(request.user).select_related(*LIST_RELATED)
     page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
+    audience = access.audience_for(request.user)
+    rows = with_badges(page, timezone.now())
+    for ticket in rows:
+        ticket.applicant_view = not audience.sees_internals(ticket)
+        ticket.status_text = customer_status(ticket) if ticket.applicant_view else None
     return render_console(
         request,
         "console/my_tickets.html",
-        {"page": page, "tickets": with_badges(page, timezone.now())},
+        {"page": page, "tickets": rows, "hide_sla": not audience.is_handler},
     )
 
 

@@ -27,6 +27,7 @@ from console.pages import (
     visible_ticket,
 )
 from console.timeline import timeline_svg
+from console.wording import customer_status
 from routing.decisions import decisions_for
 from sla import services as sla_services
 from sla.models import SlaOutcome
@@ -44,23 +45,6 @@ def _record_rows(audience: access.Audience, ticket: Ticket) -> list[dict]:
         {"created": record.created, "action": record.action, "text": text}
         for record, text in zip(records, describe_all(records), strict=True)
     ]
-
-
-# The applicant's words for where their ticket stands.
-def customer_status(ticket: Ticket) -> str:
-    if ticket.process_status == ProcessStatus.APPROVING:
-        return _("Waiting for approval")
-    if ticket.process_status == ProcessStatus.REJECTED:
-        return _("Rejected")
-    if ticket.process_status == ProcessStatus.CANCELLED:
-        return _("Cancelled")
-    if ticket.ticket_status == TicketStatus.COMPLETED:
-        return _("Resolved")
-    if ticket.ticket_status == TicketStatus.CLOSED:
-        return _("Closed")
-    if ticket.sla_paused:
-        return _("Waiting for your reply")
-    return _("We're on it")
 
 
 def reply_by(ticket: Ticket):

@@ -29,3 +29,11 @@ class RoundRobin:
                 ctx.group.last_assign_index = index
                 return members[index]
         return None
+
+    def came_before(self, member_ids: list[int], cursor: int) -> int | None:
+        """The member whose turn it last was (the cursor, before this pick moved it): the
+        walk starts after them. None before the group's first pick, or when the member list
+        has shrunk under the cursor."""
+        if 0 <= cursor < len(member_ids):
+            return member_ids[cursor]
+        return None

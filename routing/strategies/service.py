@@ -66,12 +66,30 @@ def pick_handler(
         now=now,
         rows={row.user_id: row for row in rows},
     )
+    cursor = group.last_assign_index
     chosen = strategy.pick(ctx)
     elapsed = time.perf_counter() - started
     PICK_SECONDS.labels(strategy.label).observe(elapsed)
     members = [seen(row, reasons[row.user_id], group.requires_presence) for row in rows]
+    # A strategy that takes turns says whose turn it last was: the decision records it with
+    # that member, and the assignment's record names them (last_turn).
+    came_before = getattr(strategy, "came_before", None)
+    if came_before is not None and chosen is not None:
+        previous = came_before(member_ids, cursor)
+        for member in members:
+            if member["user_id"] == previous and previous != chosen:
+                member["last_turn"] = True
     reader = ctx.rows[chosen].reader if chosen in ctx.rows else None
     return Pick(chosen, elapsed * 1000, members, {chosen: reader} if reader else {})
+
+
+def last_turn(members: list[dict] | None) -> dict:
+    """What an assignment's audit record says of the turn: `after_id`, the member whose turn
+    it last was, when the decision recorded one (round robin; `last_turn` in `members`)."""
+    for member in members or ():
+        if member.get("last_turn"):
+            return {"after_id": member["user_id"]}
+    return {}
 
 
 def seen(row: MemberRow, reason: str | None, requires_presence: bool) -> dict:

@@ -29,6 +29,10 @@ def rec(action, actor_id=None, created=T0, **detail):
         (rec("cancel", 5), "Cancelled by alice"),
         (rec("enter_pool", 1), "Waiting in the pool for someone to take it"),
         (rec("assign", 1, handler_id=2, strategy=1), "Round robin chose it_bob"),
+        (
+            rec("assign", 1, handler_id=2, strategy=1, after_id=3),
+            "Round robin chose it_bob (next after it_carol)",
+        ),
         (rec("assign", None, handler_id=3, strategy=2), "Least load chose it_carol"),
         (
             rec("reclaim", handler_id=3, reason="timeout"),
@@ -147,3 +151,11 @@ def test_names_are_listed_in_words():
     assert join_names(["a"]) == "a"
     assert join_names(["a", "b"]) == "a and b"
     assert join_names(["a", "b", "c"]) == "a, b and c"
+
+
+def test_a_round_robin_pick_names_who_came_before_in_chinese():
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        words = describe(rec("assign", None, handler_id=2, strategy=1, after_id=3), NAMES)
+    assert words == "轮询：分配给 it_bob（接在 it_carol 之后）"

@@ -183,7 +183,90 @@ def test_the_history_reads_in_words_for_the_team_and_publicly_for_the_applicant(
     assert public == ["Submitted by applicant", "Approved", "Reply from it_carol", "Completed"]
 
 
+def test_a_round_robin_pick_says_who_came_before(as_user, approver, submit):
+    """The first pick of a group has nobody before it; each later one names the member whose
+    turn it last was, as the decision recorded it (members' last_turn, the record's after_id)."""
+    from routing.models import RoutingDecision
+
+    alice, bob = UserFactory(username="it_alice"), UserFactory(username="it_bob")
+    rotation = HandlerGroupFactory(name="rotation", members=[alice, bob], assign_strategy=1)
+    tickets = []
+    for _ in range(3):
+        ticket = submit(handler_group_id=rotation.pk)
+        tickets.append(services.ticket_approve(ticket_id=ticket.pk, approver=approver))
+    assert [t.handler_id for t in tickets] == [alice.pk, bob.pk, alice.pk]
+
+    def assign_line(ticket, user) -> str:
+        return next(line for line in history(page(as_user(user), ticket)) if "chose" in line)
+
+    assert assign_line(tickets[0], alice) == "Round robin chose it_alice"
+    assert assign_line(tickets[1], bob) == "Round robin chose it_bob (next after it_alice)"
+    assert assign_line(tickets[2], alice) == "Round robin chose it_alice (next after it_bob)"
+    decision = RoutingDecision.objects.get(ticket=tickets[1])
+    assert [m.get("last_turn", False) for m in decision.members] == [True, False]
+    assert TicketRecord.objects.get(ticket=tickets[1], action="assign").detail["after_id"] == (
+        alice.pk
+    )
+    Profile.objects.create(user=bob, language="zh-hans")
+    chinese = history(page(as_user(bob), tickets[1]))
+    assert "轮询：分配给 it_bob（接在 it_alice 之后）" in chinese
+
+
 # --- the applicant's pages ------------------------------------------------------------------
+
+
+def list_statuses(html: str) -> list[str]:
+    """The Status cells of the ticket list, in order, as text."""
+    cells = re.findall(r'<td data-label="([^"]*)">\s*([^<]*?)\s*</td>', html)
+    return [unescape(text) for label, text in cells if label in ("Status", "状态")]
+
+
+def my_tickets(client) -> str:
+    response = client.get("/console/my-tickets/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+@pytest.fixture
+def three_tickets(submit, group, approver):
+    """Newest first in the list: in the pool (pending assign), rejected, waiting for approval."""
+    waiting = submit(handler_group_id=group.pk, title="Waiting")
+    rejected = submit(handler_group_id=group.pk, title="Rejected one")
+    services.ticket_reject(ticket_id=rejected.pk, approver=approver, reason="dup")
+    pooled = submit(handler_group_id=group.pk, title="Pooled")
+    services.ticket_approve(ticket_id=pooled.pk, approver=approver)
+    return waiting, rejected, pooled
+
+
+def test_the_applicants_list_reads_their_words_without_the_sla_column(
+    as_user, applicant, three_tickets
+):
+    html = my_tickets(as_user(applicant))
+    assert list_statuses(html) == ["We're on it", "Rejected", "Waiting for approval"]
+    # The apostrophe reaches the page as it is: it is text, not an attribute.
+    assert "We're on it" in html and "We&#x27;re" not in html
+    assert ">SLA</th>" not in html and 'data-label="SLA"' not in html
+    assert "sla-badge" not in html
+    for code_word in ("pending assign", "approving", "rejected<"):
+        assert code_word not in html
+
+
+def test_the_applicants_list_in_chinese(as_user, applicant, three_tickets):
+    Profile.objects.create(user=applicant, language="zh-hans")
+    html = my_tickets(as_user(applicant))
+    assert list_statuses(html) == ["处理中", "已驳回", "待审批"]
+    assert ">SLA</th>" not in html and "sla-badge" not in html
+    assert "待分配" not in html and "审批中" not in html
+
+
+def test_a_handler_listing_a_ticket_of_their_own_group_sees_its_status_and_sla(
+    as_user, handlers, group, approver, submit
+):
+    ticket = submit(creator=handlers[0], handler_group_id=group.pk)
+    services.ticket_approve(ticket_id=ticket.pk, approver=approver)
+    html = my_tickets(as_user(handlers[0]))
+    assert list_statuses(html) == ["pending assign"]
+    assert ">SLA</th>" in html and "sla-badge" in html
 
 
 def test_the_applicant_reads_customer_words_for_every_status(

@@ -204,10 +204,11 @@ def test_hand_built_history_gives_the_known_figures(api, people, history):
     assert {k: v["assigned"] for k, v in agents.items()} == {a: 3, b: 1, c: 0}
     assert agents[a]["username"] == "ann"
     assert ten["assigned_stddev"] == pytest.approx(math.sqrt(14 / 9), abs=1e-4)
-    # a: busy 10:00:30-10:40 (two overlapping tickets, counted once) of a whole hour available.
-    assert agents[a]["occupancy"] == pytest.approx(2370 / 3600, abs=1e-4)
-    # b: busy 10:06:10-10:35 but on a break from 10:30; available 45 minutes.
-    assert agents[b]["occupancy"] == pytest.approx(1430 / 2700, abs=1e-4)
+    # Busy from assignment. a: 10:00:10-10:40 (three overlapping tickets, counted once, the
+    # abandoned one too: assigned, never accepted) of a whole hour available.
+    assert agents[a]["occupancy"] == pytest.approx(2390 / 3600, abs=1e-4)
+    # b: busy 10:05:30-10:35 but on a break from 10:30; available 45 minutes.
+    assert agents[b]["occupancy"] == pytest.approx(1470 / 2700, abs=1e-4)
     assert agents[c]["occupancy"] is None  # no presence recorded: nothing available
 
     # Hour 11: t6 arrived here (it left later); t7 arrived in the other group.
@@ -249,9 +250,80 @@ def test_without_presence_routing_the_whole_bucket_is_available(api, people, his
     ).json()
     assert body["occupancy_basis"] == "bucket"
     ten, eleven = ([x["occupancy"] for x in bucket["agents"]] for bucket in body["buckets"])
-    # a: 10:00:30-10:40; b: 10:06:10-10:35 (its break no longer matters); c: nothing accepted.
-    assert ten == [pytest.approx(2370 / 3600, abs=1e-4), pytest.approx(1730 / 3600, abs=1e-4), 0]
-    assert eleven == [0, 0, 0]
+    # From assignment. a: 10:00:10-10:40; b: 10:05:30-10:35 (its break no longer matters);
+    # c: the other group's ticket assigned at 10:15:01 and never finished (any group counts).
+    assert ten == [
+        pytest.approx(2390 / 3600, abs=1e-4),
+        pytest.approx(1770 / 3600, abs=1e-4),
+        pytest.approx(2699 / 3600, abs=1e-4),
+    ]
+    # c: that ticket all hour, and t7 from 11:07 (assigned, not accepted yet).
+    assert eleven == [0, 0, 1]
+
+
+def picked(ticket, user, when, from_status=TicketStatus.PENDING_ASSIGN) -> None:
+    """The accept record of `user` taking `ticket` (from the pool when pending assign)."""
+    TicketRecord.objects.create(
+        ticket=ticket,
+        action="accept",
+        actor=user,
+        from_status=from_status,
+        to_status=TicketStatus.PROCESSING,
+        created=when,
+    )
+
+
+@pytest.fixture
+def pool_history(people):
+    """A manual group whose members take tickets from its pool in hour 10, one ticket moved in
+    before it was picked and one moved out after, and one routed (offered, then accepted)."""
+    x, y = people["a"], people["b"]
+    pool = HandlerGroupFactory(name="pool", members=[x, y], assign_strategy=0)
+    elsewhere = HandlerGroupFactory(name="elsewhere", members=[people["c"]], assign_strategy=0)
+    done = {"ticket_status": TicketStatus.COMPLETED}
+    p1 = approved(pool, at(0), handler=x, **done, assigned_time=at(2), accepted_time=at(2))
+    Ticket.objects.filter(pk=p1.pk).update(responded_time=at(2), completed_time=at(30))
+    picked(p1, x, at(2))
+    p2 = approved(
+        pool, at(10), handler=y, ticket_status=TicketStatus.PROCESSING, assigned_time=at(15)
+    )
+    Ticket.objects.filter(pk=p2.pk).update(accepted_time=at(15), responded_time=at(15))
+    picked(p2, y, at(15))
+    # Approved elsewhere, moved here at 10:20, picked here at 10:25: this group's pick.
+    p3 = approved(pool, at(5), handler=x, **done, assigned_time=at(25), accepted_time=at(25))
+    Ticket.objects.filter(pk=p3.pk).update(completed_time=at(45))
+    moved(p3, at(20), elsewhere, pool)
+    picked(p3, x, at(25))
+    # Picked here at 10:40, then moved to the other group's pool at 10:50: not the other's.
+    p4 = approved(elsewhere, at(30), handler=None, assigned_time=at(40), accepted_time=None)
+    picked(p4, y, at(40))
+    moved(p4, at(50), pool, elsewhere)
+    # Routed: offered to x at 10:50 (an assignment event), accepted at 10:52: one assignment.
+    p5 = approved(pool, at(48), handler=x, **done, assigned_time=at(50), accepted_time=at(52))
+    Ticket.objects.filter(pk=p5.pk).update(responded_time=at(52), completed_time=at(55))
+    assigned(pool, p5, x, at(50))
+    picked(p5, x, at(52), from_status=TicketStatus.PENDING_PROCESS)
+    return pool, elsewhere
+
+
+def test_a_pick_from_the_pool_counts_as_assigned(api, people, pool_history):
+    pool, elsewhere = pool_history
+    window = {"from": "2025-03-03T10:00:00Z", "to": "2025-03-03T11:00:00Z"}
+    (ten,) = get(api, people["staff"], group=pool.pk, **window).json()["buckets"]
+    x, y = people["a"].pk, people["b"].pk
+    assert ten["assigned"] == 4  # p1, p2, p3 picked; p5 routed (its acceptance is no pick)
+    assert [(agent["user_id"], agent["assigned"]) for agent in ten["agents"]] == [(x, 3), (y, 1)]
+    # Arrivals p1, p2, p5, assigned after 2, 5 and 2 minutes (p4, moved away with no
+    # assignment event here, is not found: see the module's definitions).
+    assert ten["arrivals"] == 3
+    assert ten["time_to_assign_p50_seconds"] == 120
+    assert ten["time_to_assign_p95_seconds"] == pytest.approx(282)
+    # Busy from assignment: x 10:02-10:45 and 10:50-10:55 (p5 from its offer, not from its
+    # acceptance at 10:52); y 10:15 on (p2 still open). The group keeps no presence.
+    occupancy = {agent["user_id"]: agent["occupancy"] for agent in ten["agents"]}
+    assert occupancy == {x: pytest.approx(2880 / 3600), y: pytest.approx(2700 / 3600)}
+    (other,) = get(api, people["staff"], group=elsewhere.pk, **window).json()["buckets"]
+    assert other["assigned"] == 0  # p4 was picked from the pool group's pool
 
 
 def test_the_target_is_the_groups_setting(api, people, history):

@@ -375,3 +375,43 @@ def test_when_the_append_fails_the_response_is_the_degraded_ranking(
         "be_jump",
         "rank",
     ]
+
+
+def nested(depth: int) -> str:
+    """A list `depth` levels deep ([] is one level), as JSON (json.dumps would recurse)."""
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [65, 900, 1000, 1020])
+def test_a_queue_nested_past_the_limit_is_a_400_naming_it_and_ranks_nothing(
+    client, queue_cache, depth
+):
+    """A caller's own field comes back unchanged: at about a thousand levels its echo was
+    Python's RecursionError, a 500, after the ranking had stored its jumps. The body, the
+    queue and the person are three levels, the field the rest."""
+    queue_cache.set_rr("low", "R7")
+    queue_cache.set_rr("vip", "R1")
+    before = queue_cache.snapshot()
+    body = {"queue": [person("low", meta="META"), person("vip")]}
+    text = json.dumps(body).replace('"META"', nested(depth - 3))
+    response = client.post(URL, data=text, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "code": "invalid_argument",
+        "errors": {"body": ["JSON nested too deeply: at most 64 levels."]},
+    }
+    assert queue_cache.snapshot() == before  # no jump recorded
+
+
+def test_a_queue_nested_to_the_limit_is_ranked_and_echoed(client, queue_cache):
+    queue_cache.set_rr("low", "R7")
+    queue_cache.set_rr("vip", "R1")
+    body = {"queue": [person("low", meta="META1"), person("vip", meta={"a": "META2"})]}
+    text = json.dumps(body).replace('"META1"', nested(61)).replace('"META2"', nested(60))
+    response = client.post(URL, data=text, content_type="application/json")
+    assert response.status_code == 200, response.content[:300]
+    ranked = response.json()["queue"]
+    assert [(p["uid"], p["be_jump"]) for p in ranked] == [("vip", 0), ("low", 1)]
+    assert json.dumps(ranked[1]["meta"], separators=(",", ":")) == nested(61)
+    assert json.dumps(ranked[0]["meta"]["a"], separators=(",", ":")) == nested(60)
+    assert queue_cache.jumps("low") == ["vip"]

@@ -42,7 +42,7 @@ def test_deeply_nested_json_is_a_cheap_400_without_a_traceback(staff_api, caplog
     assert response.status_code == 400
     assert response.json() == {
         "code": "invalid_argument",
-        "errors": {"body": ["JSON nested too deeply."]},
+        "errors": {"body": ["JSON nested too deeply: at most 64 levels."]},
     }
     assert elapsed < 1.0  # orjson stops at depth 1,024 in microseconds; generous bound
     assert_no_error_logged(caplog)
@@ -53,6 +53,103 @@ def test_deep_nesting_behind_a_value_orjson_refuses_is_still_a_400():
     body = b'["\\udc00", ' + b"[" * 5000 + b"]" * 5000 + b"]"
     with pytest.raises(ParseError, match="nested too deeply"):
         SafeJSONParser().parse(io.BytesIO(body), parser_context={})
+
+
+def nested(depth: int) -> str:
+    """A list `depth` levels deep ([] is one level), as JSON (json.dumps would recurse)."""
+    return "[" * depth + "]" * depth
+
+
+def ticket_body(**json_fields: str) -> str:
+    """A ticket's body with these fields added, their values given as JSON text."""
+    body = {"title": "Printer on fire", "content": "It is.", "priority": 2}
+    fields = "".join(f', "{name}": {text}' for name, text in json_fields.items())
+    return json.dumps(body)[:-1] + fields + "}"
+
+
+@pytest.mark.parametrize("depth", [65, 900, 1000, 1020])
+@pytest.mark.parametrize("field", ["title", "extra"])
+def test_a_ticket_nested_past_the_limit_is_a_400_naming_it_and_creates_nothing(
+    staff_api, caplog, settings, depth, field
+):
+    """Below orjson's own 1,024 the body used to reach the view: DRF's CharField took str() of
+    the nested title, a RecursionError (a 500). The body is one level, the field the rest."""
+    from ticketing.models import TicketRecord
+
+    caplog.set_level(logging.INFO)
+    assert settings.API_MAX_JSON_DEPTH == 64
+    body = ticket_body(**{field: nested(depth - 1)})
+    response = staff_api.generic("POST", "/api/tickets/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "code": "invalid_argument",
+        "errors": {"body": ["JSON nested too deeply: at most 64 levels."]},
+    }
+    assert not TicketRecord.objects.exists()
+    assert_no_error_logged(caplog)
+
+
+def test_a_ticket_nested_to_the_limit_is_created(staff_api):
+    from ticketing.models import TicketRecord
+
+    body = ticket_body(extra=nested(63), more='{"a": {"b": ' + nested(61) + '}}')
+    response = staff_api.generic("POST", "/api/tickets/", body, content_type="application/json")
+    assert response.status_code == 201, response.content[:300]
+    assert TicketRecord.objects.count() == 1
+
+
+def test_the_nesting_limit_is_a_setting_and_named_in_chinese(staff_api, settings):
+    settings.API_MAX_JSON_DEPTH = 5
+    ok = staff_api.generic(
+        "POST", "/api/tickets/", ticket_body(extra=nested(4)), content_type="application/json"
+    )
+    assert ok.status_code == 201
+    refused = staff_api.generic(
+        "POST",
+        "/api/tickets/",
+        ticket_body(extra=nested(5)),
+        content_type="application/json",
+        HTTP_ACCEPT_LANGUAGE="zh-hans",
+    )
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == {"body": ["JSON 嵌套层级过深：最多 5 层。"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        (b"1", 0),
+        (b"[]", 1),
+        (b"{}", 1),
+        (b'{"a": [1, {"b": "[[[["}], "c": 2}', 3),
+        (b'[[1], [[2]], {"x": [[[[]]]]}]', 6),
+        (b'{"queue": [{"uid": 1, "t": {"u": [1]}}, {"uid": 2}], "n": null}', 5),
+    ],
+)
+def test_nesting_is_counted_level_by_level(text, depth):
+    import orjson
+
+    from config.parsers import nesting_exceeds
+
+    value = orjson.loads(text)
+    brackets = text.count(b"[") + text.count(b"{")
+    for bound in (None, brackets):
+        assert not nesting_exceeds(value, depth, containers_at_most=bound)
+        assert depth == 0 or nesting_exceeds(value, depth - 1, containers_at_most=bound)
+
+
+def test_brackets_inside_strings_neither_hide_nor_fake_nesting():
+    """The parser bounds the walk by the body's bracket bytes; brackets in strings only make
+    that bound larger, never a shallow body deep or a deep one shallow."""
+    import orjson
+
+    from config.parsers import nesting_exceeds
+
+    shallow = b'{"a": "' + b"[" * 200 + b'", "b": ["]]]]"]}'
+    deep = b'{"a": "]]]]]]", "b": ' + b"[" * 65 + b"]" * 65 + b"}"
+    for text, exceeds in ((shallow, False), (deep, True)):
+        brackets = text.count(b"[") + text.count(b"{")
+        assert nesting_exceeds(orjson.loads(text), 64, containers_at_most=brackets) is exceeds
 
 
 def test_a_body_over_the_api_limit_is_a_413_in_the_error_shape(staff_api, settings):
