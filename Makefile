@@ -28,11 +28,13 @@ dev: $(INSTALLED)
 test: check
 	$(PYTHON) -m devserver.test $(ARGS)
 
-# The static checks `make test` (and so CI) runs first: style, the layers contract (every module
-# in a layer), types (mypy with django-stubs: [tool.mypy] in pyproject.toml), no model
-# change without its migration, and Django's deployment checks on production settings.
+# The static checks `make test` (and so CI) runs first: lint and format, the layers contract
+# (every module in a layer), types (mypy with django-stubs: [tool.mypy] in pyproject.toml),
+# commit subjects, no model change without its migration, and Django's deployment checks on
+# production settings.
 check: $(INSTALLED)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
 	$(PYTHON) -m devserver.layers

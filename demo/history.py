@@ -64,7 +64,6 @@ HOUR_WEIGHTS = (
 )  # fmt: skip
 
 
-
 class GroupSpec(TypedDict):
     per_day: int  # tickets on an average weekday
     titles: list[str]

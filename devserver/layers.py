@@ -52,8 +52,7 @@ def unlayered(root_packages: list[str], entries: list[str]) -> list[str]:
     return [
         module
         for module in modules(root_packages)
-        if not any(under(module, e) for e in entries)
-        and not any(under(e, module) for e in entries)
+        if not any(under(module, e) for e in entries) and not any(under(e, module) for e in entries)
     ]
 
 

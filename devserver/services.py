@@ -29,6 +29,7 @@ class ConnectKwargs(TypedDict):
     port: int
     user: str
 
+
 DATA_DIR = ROOT / ".data"
 
 

@@ -64,9 +64,9 @@ def test_an_approval_is_seven_statements_and_two_compare_and_sets_write_the_tick
     assert len(statements) == 7, statements
     assert statements[5].split()[:3] == ["INSERT", "INTO", "oa_notification"], statements[5]
     assert statements[6].split()[:3] == ["INSERT", "INTO", "oa_notify_outbox"], statements[6]
-    assert statements[2].endswith(
-        "FROM oa_ticket_handler_group WHERE id = %s FOR NO KEY UPDATE"
-    ), statements[2]
+    assert statements[2].endswith("FROM oa_ticket_handler_group WHERE id = %s FOR NO KEY UPDATE"), (
+        statements[2]
+    )
     assert approved.handler_id == agents[1].pk
     assert approved.ticket_status == TicketStatus.PENDING_PROCESS
     assert approved.process_status == ProcessStatus.APPROVED

@@ -92,7 +92,7 @@ def test_a_ticket_nested_past_the_limit_is_a_400_naming_it_and_creates_nothing(
 def test_a_ticket_nested_to_the_limit_is_created(staff_api):
     from ticketing.models import TicketRecord
 
-    body = ticket_body(extra=nested(63), more='{"a": {"b": ' + nested(61) + '}}')
+    body = ticket_body(extra=nested(63), more='{"a": {"b": ' + nested(61) + "}}")
     response = staff_api.generic("POST", "/api/tickets/", body, content_type="application/json")
     assert response.status_code == 201, response.content[:300]
     assert TicketRecord.objects.count() == 1
