@@ -4,7 +4,7 @@ import html
 from datetime import timedelta
 
 from django import template
-from django.utils.safestring import SafeData, SafeString, mark_safe
+from django.utils.safestring import SafeData, mark_safe
 from django.utils.translation import gettext as _
 
 register = template.Library()
@@ -29,7 +29,7 @@ def duration_short(value: timedelta | None) -> str:
 
 
 @register.filter(is_safe=True)
-def as_text(value) -> SafeString:
+def as_text(value) -> SafeData:
     """A value placed as text between tags, escaped as text needs: &, < and >. Django's
     autoescape also turns quotes into &#x27; and &quot; since it cannot tell text from an
     attribute value, so "We're on it" reached the page's source as "We&#x27;re on it".

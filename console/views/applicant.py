@@ -29,8 +29,10 @@ def my_tickets(request: HttpRequest) -> HttpResponse:
     audience = access.audience_for(request.user)
     rows = with_badges(page, timezone.now())
     for ticket in rows:
-        ticket.applicant_view = not audience.sees_internals(ticket)
-        ticket.status_text = customer_status(ticket) if ticket.applicant_view else None
+        # Display attributes for the template, as with_badges sets `sla`.
+        applicant_view = not audience.sees_internals(ticket)
+        ticket.applicant_view = applicant_view  # type: ignore[attr-defined]
+        ticket.status_text = customer_status(ticket) if applicant_view else None  # type: ignore[attr-defined]
     return render_console(
         request,
         "console/my_tickets.html",
