@@ -32,7 +32,10 @@ def subjects(since: str = SINCE) -> list[tuple[str, str]] | None:
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    return [tuple(line.split(" ", 1)) for line in out.splitlines() if line]  # type: ignore[misc]
+    return [
+        (sha, subject)
+        for sha, _, subject in (line.partition(" ") for line in out.split("\n") if line)
+    ]
 
 
 def problems(commits: list[tuple[str, str]]) -> list[str]:
