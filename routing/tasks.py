@@ -11,7 +11,9 @@ from . import drain, offers, presence, reconcile, sweeps
 
 @shared_task(name="handler_groups.presence_sweep", ignore_result=True)
 def presence_sweep() -> dict:
-    return presence.presence_sweep()
+    # Every 15 s: the first thing after Redis came back empty is to rebuild the pools.
+    rebuilt = reconcile.ensure_rebuilt()
+    return {**presence.presence_sweep(), "rebuilt_groups": rebuilt or 0}
 
 
 @shared_task(name="handler_groups.reconcile", ignore_result=True)
