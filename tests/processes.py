@@ -130,8 +130,8 @@ def producing_to(broker_url: str):
     from config.celery_app import app
 
     def reset():
-        if app._pool is not None:
-            app._pool.force_close_all()
+        # Forget the pools, not close them: kombu keeps one per broker URL and hands the same
+        # (closed) one back for that URL later.
         app._pool = None
         app.amqp._producer_pool = None
 

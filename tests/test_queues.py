@@ -5,10 +5,14 @@ Proved with the real processes: the slow worker flooded with simulations at the 
 maxima and deliveries to a receiver that takes 9 s to answer, while SLA levels due meanwhile
 fire no more than 2 s late."""
 
+import json
+import os
+import signal
 import threading
 import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +28,7 @@ from tests.factories import ApproverFactory, HandlerGroupFactory, StaffFactory, 
 from tests.processes import OwnRedis, Processes, process_env, producing_to, wait_for
 from workflow import services
 
+PARAMS = {"billCode": "TK1", "title": "VPN", "type": "resolve", "deadline": "17:00"}
 CRITICAL = [
     "sla.tick",
     "sla.scan",
@@ -178,3 +183,83 @@ def test_sla_levels_fire_on_time_while_slow_work_floods_its_worker(tmp_path, api
     assert max(lags) <= 2, lags
     assert min(lags) >= 0, lags  # never early
     print(f"SLA level lag under the flood: max {max(lags):.2f} s, all {sorted(lags)}")
+
+
+class _HoldingReceiver:
+    """A webhook receiver that holds every POST open until released."""
+
+    def __init__(self):
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.arrived.set()
+                receiver.release.wait(30)
+                try:
+                    self.send_response(200)
+                    self.end_headers()
+                except OSError:
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _received(log: str, task_name: str) -> list[str]:
+    """The ids of `task_name` messages the worker logged as received (DEBUG)."""
+    ids = []
+    for line in log.splitlines():
+        if line[:1] != "{":
+            continue
+        entry = json.loads(line)
+        if entry.get("logger") == "celery.worker.strategy" and task_name in entry["msg"]:
+            ids.append(entry["msg"].split("[", 1)[1].split("]", 1)[0])
+    return ids
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_whose_worker_process_was_killed_goes_back_on_its_queue(tmp_path):
+    """acks_late with task_reject_on_worker_lost: the pool process running a delivery is
+    killed with SIGKILL; its parent puts the message back and runs it again (the delivery's
+    claim then leaves it to the lease, tests/notifications/test_delivery_lease.py)."""
+    receiver = _HoldingReceiver()
+    Webhook.objects.create(name="robot", url=receiver.url, secret="s", timeout_seconds=9)
+    NotifyTemplate.objects.filter(code="ticket-sla-timeout").update(channels=["in_app", "webhook"])
+    own = OwnRedis(tmp_path)
+    env = process_env(tmp_path, own.url, LOG_LEVEL="DEBUG", CELERY_SLOW_CONCURRENCY="1")
+    processes = Processes(tmp_path)
+    try:
+        with producing_to(own.url):
+            worker = processes.start("slow", slow_worker_command(env), env)
+            send(recipients=[UserFactory()], template_code="ticket-sla-timeout", params=PARAMS,
+                 dedupe_key="sla:1")  # fmt: skip
+            assert receiver.arrived.wait(90), processes.log("slow")
+            children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children").read_text().split()
+            assert len(children) == 1, children  # the one pool process, mid-send
+            os.kill(int(children[0]), signal.SIGKILL)
+            log = tmp_path / "slow.log"
+            wait_for(
+                lambda: len(_received(log.read_text(), "notifications.deliver")) == 2,
+                60,
+                "the message delivered again",
+            )
+            first, again = _received(log.read_text(), "notifications.deliver")
+            assert first == again  # the same message, not acknowledged as failed
+            assert worker.poll() is None  # the worker itself lives on
+    finally:
+        processes.stop()
+        own.stop()
+        receiver.close()
+    assert "WorkerLostError" in log.read_text()

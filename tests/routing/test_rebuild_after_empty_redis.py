@@ -88,3 +88,10 @@ def test_a_failed_rebuild_leaves_the_state_marked_missing(own_redis, monkeypatch
     monkeypatch.undo()
     assert reconcile.ensure_rebuilt() == 1
     assert own_redis.client.exists(ROUTING_REBUILT_KEY)
+
+
+@pytest.mark.django_db
+def test_the_presence_sweep_still_runs_while_redis_is_down(settings):
+    settings.ASSIGNMENT_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    result = tasks.presence_sweep()
+    assert result["rebuilt_groups"] == 0 and result["offline"] == 0
