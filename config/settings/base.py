@@ -288,7 +288,8 @@ LOGGING: dict[str, Any] = {
             "filters": ["request_id", "refusal_without_traceback", "demote_chatter"],
         }
     },
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    # In any case: logging knows only upper-case names (gunicorn and Celery take lower case).
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO").strip().upper()},
     "loggers": {
         "django.server": {"level": "WARNING"},
     },
