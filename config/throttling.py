@@ -20,6 +20,7 @@ import threading
 
 import redis
 from django.conf import settings
+from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
 from redis.backoff import NoBackoff
 from redis.commands.core import Script
@@ -94,7 +95,7 @@ def _script() -> Script | None:
 
 # The histories while Redis is down: this process's, bounded (LocMemCache culls the oldest
 # third when full).
-_LOCAL = LocMemCache("throttle-fallback", {"OPTIONS": {"MAX_ENTRIES": 20_000}})
+_LOCAL: BaseCache = LocMemCache("throttle-fallback", {"OPTIONS": {"MAX_ENTRIES": 20_000}})
 
 
 class _SettingsRate:
@@ -132,7 +133,7 @@ class _SettingsRate:
         self._over = (answer[1], float(answer[2]) if len(answer) > 2 else None)
         return self.throttle_failure()
 
-    def _locally(self, request, view) -> bool:
+    def _locally(self, request, view):
         """DRF's own sliding window, on this process's memory."""
         self.cache = _LOCAL
         self._over = None

@@ -66,6 +66,7 @@ REFERENCE_DATA_MIGRATIONS = [
     "notifications.migrations.0006_chinese_templates",
     "sla.migrations.0002_catch_all_rule_and_scan_schedule",
     "handler_groups.migrations.0003_routing_schedules",
+    "idempotency.migrations.0002_purge_schedule",
 ]
 
 

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "handler_groups",
     "notifications",
     "queueing",
+    "idempotency",
     "ticketing",
     "workflow",
     "sla",
@@ -258,7 +259,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 24 * 3600}
 # a second (a connect timeout of 1 s, one immediate retry that heals a connection a restarted
 # Redis closed) rather than Celery's 4 s and three retries; the sweeps make the message good.
 CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
-CELERY_BROKER_TRANSPORT_OPTIONS["socket_connect_timeout"] = 1.0
+CELERY_BROKER_TRANSPORT_OPTIONS["socket_connect_timeout"] = 1
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "max_retries": 1,
     "interval_start": 0,
