@@ -51,6 +51,11 @@ class Outage:
             extra={"dependency": self.name, "error": f"{type(exc).__name__}: {exc}"[:300]},
         )
 
+    def reset(self) -> None:
+        """Forget the outage without a log line (tests: each starts with Redis known good)."""
+        with self._lock:
+            self._down_since, self._probe_at = None, 0.0
+
     def recovered(self) -> None:
         if self._down_since is None:  # the common case: no lock
             return
@@ -78,3 +83,5 @@ BROKER = Outage(
     "celery broker",
     "tasks are not queued; the periodic sweeps enqueue the work again (outbox, offers, drains)",
 )
+
+KNOWN = (THROTTLE_REDIS, ROUTING_REDIS, BROKER)

@@ -17,14 +17,9 @@ QUICK_SECONDS = 1.0  # a request while Redis is down costs no more than this
 
 
 @pytest.fixture(autouse=True)
-def _fresh_outages(monkeypatch):
-    """Each test starts with Redis known good, and probes it on every call (no waiting)."""
+def _probe_every_call(monkeypatch):
+    """Redis is probed on every call (no waiting); tests/conftest.py forgets outages."""
     monkeypatch.setattr(outage, "PROBE_SECONDS", 0)
-    for known in (outage.THROTTLE_REDIS, outage.ROUTING_REDIS, outage.BROKER):
-        known._down_since, known._probe_at = None, 0.0
-    yield
-    for known in (outage.THROTTLE_REDIS, outage.ROUTING_REDIS, outage.BROKER):
-        known._down_since, known._probe_at = None, 0.0
 
 
 def _timed(call, *args, **kwargs):
