@@ -18,13 +18,14 @@ import logging
 import math
 import os
 import socket
+import threading
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery import schedules
-from django.db import DatabaseError, InterfaceError, connection
+from django.db import DatabaseError, InterfaceError, connection, connections
 from django_celery_beat.schedulers import DatabaseScheduler, ModelEntry
 
 from .leases import (
@@ -40,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 # After a database error, try again this soon (a tick, not a crash and a restart).
 RETRY_SECONDS = 1.0
+# How long a stop waits for the last sync and the lease's release.
+CLOSE_SECONDS = 5.0
 _DB_ERRORS = (DatabaseError, InterfaceError)
 
 
@@ -108,6 +111,7 @@ class LeasedDatabaseScheduler(DatabaseScheduler):
         self.holder = Holder(identity=_identity())
         self.token: int | None = None
         self._next_lease_check = 0.0
+        self._closed = False
         super().__init__(*args, **kwargs)
 
     # -- the lease ------------------------------------------------------------------------------
@@ -201,8 +205,22 @@ class LeasedDatabaseScheduler(DatabaseScheduler):
             self._initial_read = True
 
     def close(self) -> None:
+        """The last sync and the lease's release, so a clean stop hands over at once. Celery
+        calls this from its SIGTERM handler, possibly while this thread is in the middle of a
+        statement on its connection (entering it again would wait forever): the work runs on
+        a thread of its own, with its own connection, for at most CLOSE_SECONDS."""
+        if self._closed:
+            return
+        self._closed = True
+        closing = threading.Thread(target=self._close_now, name="beat-close", daemon=True)
+        closing.start()
+        closing.join(CLOSE_SECONDS)
+
+    def _close_now(self) -> None:
         try:
             super().close()
+        except Exception as exc:  # noqa: BLE001 - stopping anyway; say why the sync failed
+            logger.warning("beat: last sync failed", extra={"error": str(exc)})
         finally:
             if self.token is not None:
                 try:
@@ -210,3 +228,4 @@ class LeasedDatabaseScheduler(DatabaseScheduler):
                 except _DB_ERRORS:
                     pass
                 self.token = None
+            connections.close_all()
