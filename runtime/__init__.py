@@ -1,5 +1,5 @@
 """The command lines the project's processes run with — gunicorn for the web, a Celery worker,
-exactly one Celery beat — in one place, so that `make run`, the containers (Dockerfile,
+Celery beat (safe on every node) — in one place, so that `make run`, the containers (Dockerfile,
 compose.yaml) and the tests start the very same commands.
 
     python -m runtime web | worker | beat    # exec the named process (containers use this)
