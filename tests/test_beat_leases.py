@@ -4,6 +4,7 @@ explicit `now`; the epoch-aligned interval slots (config/beat/scheduler.py) with
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 
 from config.beat.leases import LEASE_SECONDS, Holder, lease_acquire, lease_release, slot_claim
 from config.beat.models import BeatLease, BeatSlot
@@ -149,3 +150,36 @@ def test_every_node_agrees_where_a_slot_starts():
     assert five_minutes.slot_start(at) == datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
     one_second = _interval(1, at)
     assert one_second.slot_start(at) == datetime(2026, 3, 2, 9, 4, 59, tzinfo=UTC)
+
+
+@pytest.mark.django_db
+def test_entries_of_every_kind_name_the_slot_they_send():
+    from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
+
+    from config.beat.scheduler import SlotEntry
+
+    quarter = CrontabSchedule.objects.create(minute="*/15", hour="*", timezone="UTC")
+    every_15s = IntervalSchedule.objects.create(every=15, period="seconds")
+    with time_machine.travel(datetime(2026, 3, 2, 9, 16, 30, tzinfo=UTC), tick=False):
+        # Two beats that last saw different runs agree on the crontab's slot: 09:15.
+        for last in (
+            datetime(2026, 3, 2, 9, 0, 2, tzinfo=UTC),
+            datetime(2026, 3, 2, 9, 14, 59, tzinfo=UTC),
+        ):
+            cron = PeriodicTask.objects.create(
+                name=f"cron {last}", task="sla.scan", crontab=quarter, last_run_at=last
+            )
+            entry = SlotEntry(cron)
+            assert entry.is_due().is_due
+            assert entry.slot() == datetime(2026, 3, 2, 9, 15, tzinfo=UTC)
+        interval = PeriodicTask.objects.create(
+            name="every 15 s",
+            task="sla.tick",
+            interval=every_15s,
+            last_run_at=datetime(2026, 3, 2, 9, 16, 20, tzinfo=UTC),
+        )
+        entry = SlotEntry(interval)
+        assert isinstance(entry.schedule, slotted)
+        assert entry.is_due().is_due  # last ran in the 9:16:15 slot; now is 9:16:30
+        assert entry.slot() == datetime(2026, 3, 2, 9, 16, 30, tzinfo=UTC)
+        assert not next(entry).is_due().is_due  # once sent, not again in this slot
