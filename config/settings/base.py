@@ -25,6 +25,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # "about 1.2 million" (config.pagination.count_text)
     "rest_framework",
     "knox",
     "axes",
