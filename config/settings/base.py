@@ -194,6 +194,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
 }
 
+# A list's count reads at most this many rows + 1; beyond, the planner's estimate is shown
+# and flagged (config/pagination.py: "count_is_estimate", "about 1.2 million").
+EXACT_COUNT_LIMIT = env.int("EXACT_COUNT_LIMIT", default=1000)
+
 # Requests per period (s, m, h, d): "anon" per client address, "user" per account, "login"
 # the token endpoint per client address (on top of the lock-out after failed passwords).
 THROTTLE_RATES = {
