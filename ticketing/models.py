@@ -177,6 +177,18 @@ class Ticket(models.Model):
             # Routing: a handler's last assignment and today's count (candidates.py).
             models.Index(fields=["handler", "assigned_time"], name="ticket_handler_assigned_idx"),
             models.Index(fields=["creator", "-id"], name="ticket_creator_idx"),
+            # The pool by age, newest (or oldest) first: the console's default order of
+            # Pending and All (workflow.selectors.sort_tickets), and its cursor.
+            models.Index(fields=["process_status", "submitted_time", "id"], name="ticket_age_idx"),
+            # The approvers' queue, oldest first (workflow.selectors.awaiting_approval_for) and
+            # its cursor: only the tickets awaiting approval, a few hundred at any age.
+            models.Index(
+                fields=["submitted_time", "id"],
+                name="ticket_approvals_idx",
+                condition=models.Q(process_status=1),
+            ),
+            # Not declared here: ticket_search_trgm_idx, the trigram index of search
+            # (ticketing/search.py), an expression index built by migration 0012 in SQL.
         ]
 
     def __str__(self) -> str:

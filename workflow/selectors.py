@@ -1,7 +1,9 @@
 """Reads: the ticket pool (the same selectors serve the API and the console)."""
 
-from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
 
+from config.pagination import RowCount, count_rows
+from ticketing import search
 from ticketing.access import Audience, is_approver, pool_scope, visible_tickets
 from ticketing.models import (
     OPEN_STATUSES,
@@ -81,13 +83,9 @@ def with_sla_due(qs: QuerySet[Ticket]) -> QuerySet[Ticket]:
 
 
 def search_tickets(qs: QuerySet[Ticket], q: str | None) -> QuerySet[Ticket]:
-    """Title, bill code or the applicant's username containing `q` (any case)."""
-    q = (q or "").strip()
-    if not q:
-        return qs
-    return qs.filter(
-        Q(title__icontains=q) | Q(bill_code__icontains=q) | Q(creator__username__icontains=q)
-    )
+    """Tickets whose title, bill code or applicant's username contains each word of `q` (any
+    case), found through the search index (ticketing/search.py)."""
+    return search.search(qs, q, people=("creator",))
 
 
 # sort: sla = most urgent deadline first (no clock last), priority = urgent first,
@@ -149,15 +147,16 @@ def pool_for(
     return sort_tickets(qs, sort)
 
 
-def pool_counts_for(user) -> dict[str, int]:
-    """The agent's tab counts in one query: mine (My work), pending and all."""
+def pool_counts_for(user) -> dict[str, RowCount]:
+    """The agent's tab counts: mine (My work), pending and all, each exact up to
+    EXACT_COUNT_LIMIT tickets and estimated beyond (counting a group's years of history would
+    read all of it on every page)."""
     scope = pool_scope(user)
-    mine = Q(handler=user, ticket_status__in=MY_WORK_DEFAULT)
-    return Ticket.objects.filter(scope | Q(handler=user)).aggregate(
-        mine=Count("id", filter=mine),
-        pending=Count("id", filter=scope & Q(ticket_status=TicketStatus.PENDING_ASSIGN)),
-        all=Count("id", filter=scope),
-    )
+    return {
+        "mine": count_rows(pool_my_work_for(user)),
+        "pending": count_rows(pool_pending_for(user)),
+        "all": count_rows(Ticket.objects.filter(scope)),
+    }
 
 
 def my_submitted_tickets(user) -> QuerySet[Ticket]:

@@ -25,6 +25,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # "about 1.2 million" (config.pagination.count_text)
     "rest_framework",
     "knox",
     "axes",
@@ -196,6 +197,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
 }
+
+# A list's count reads at most this many rows + 1; beyond, the planner's estimate is shown
+# and flagged (config/pagination.py: "count_is_estimate", "about 1.2 million").
+EXACT_COUNT_LIMIT = env.int("EXACT_COUNT_LIMIT", default=1000)
 
 # Requests per period (s, m, h, d): "anon" per client address, "user" per account, "login"
 # the token endpoint per client address (on top of the lock-out after failed passwords).

@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
@@ -10,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.errors import InvalidArgument
+from config.pagination import EstimatedPaginator
 from console.badges import with_badges
 from console.forms import TicketSubmitForm
 from console.pages import LIST_RELATED, PAGE_SIZE, detail_url, render_console
@@ -25,7 +25,7 @@ def my_tickets(request: HttpRequest) -> HttpResponse:
     in the applicant's words (customer_status), without the SLA clock; the SLA column shows
     only to someone who works tickets."""
     tickets = selectors.my_submitted_tickets(request.user).select_related(*LIST_RELATED)
-    page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = EstimatedPaginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
     audience = access.audience_for(request.user)
     rows = with_badges(page, timezone.now())
     for ticket in rows:

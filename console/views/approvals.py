@@ -5,7 +5,6 @@ on the list, with the next waiting ticket highlighted (and named in the message)
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -15,6 +14,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import ConflictError, Forbidden, InvalidArgument
+from config.pagination import EstimatedPaginator
 from console.forms import BulkApproveForm, RejectForm
 from console.pages import PAGE_SIZE, error_message, perform, render_console, visible_ticket
 from ticketing import access
@@ -79,7 +79,8 @@ def _render_approvals(request: HttpRequest, *, status: int = 200) -> HttpRespons
     page_number: int | str | None = request.GET.get("page")
     if focus is not None and not page_number:
         page_number = _page_of(waiting, focus)
-    page = Paginator(waiting.select_related(*WAITING_RELATED), PAGE_SIZE).get_page(page_number)
+    paginator = EstimatedPaginator(waiting.select_related(*WAITING_RELATED), PAGE_SIZE)
+    page = paginator.get_page(page_number)
     return render_console(
         request,
         "console/approvals.html",

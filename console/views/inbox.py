@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -10,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from config.pagination import EstimatedPaginator
 from console.pages import render_console, safe_next
 from notifications import inbox as inbox_services
 from notifications import selectors
@@ -22,7 +22,7 @@ INBOX_PAGE_SIZE = 20
 def inbox(request: HttpRequest) -> HttpResponse:
     unread_only = request.GET.get("unread") == "1"
     messages_qs = selectors.inbox_for(request.user, unread_only=unread_only)
-    page = Paginator(messages_qs, INBOX_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = EstimatedPaginator(messages_qs, INBOX_PAGE_SIZE).get_page(request.GET.get("page"))
     return render_console(
         request,
         "inbox/inbox.html",

@@ -3,13 +3,13 @@ filters, SLA badges, Accept. `/console/` (console.views.home) renders it for age
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
+from config.pagination import EstimatedPaginator, count_text
 from console.badges import with_badges
 from console.forms import DEFAULT_SORT, POOL_VIEWS, PoolFilterForm
 from console.pages import LIST_RELATED, PAGE_SIZE, render_console
@@ -75,7 +75,7 @@ def pool(request: HttpRequest, default_view: str = "mine") -> HttpResponse:
             % {"fields": invalid},
         )
         tickets, filtered, status = Ticket.objects.none(), True, 400
-    page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = EstimatedPaginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = with_badges(page, timezone.now())
     audience = access.audience_for(request.user)  # read once for every row
     for ticket in rows:
@@ -90,7 +90,7 @@ def pool(request: HttpRequest, default_view: str = "mine") -> HttpResponse:
         {
             "form": form,
             "view": view,
-            "views": [(code, label, counts[code]) for code, label in POOL_VIEWS],
+            "views": [(code, label, count_text(counts[code])) for code, label in POOL_VIEWS],
             "sort": sort,
             "filter_count": form.filter_count(),
             "page": page,

@@ -105,12 +105,19 @@ def test_every_tab_shows_its_count(as_user, agent, work):
     assert row_order(body) == [work["pool"].pk]
 
 
-def test_the_tab_counts_are_one_query(as_user, agent, work):
+def test_the_tab_counts_read_a_bounded_number_of_rows(as_user, agent, work):
+    """Each tab's count reads at most EXACT_COUNT_LIMIT + 1 tickets (then estimates): a
+    LIMITed subquery, never a count of a group's whole history."""
     client = as_user(agent)
     with CaptureQueriesContext(connection) as queries:
         assert client.get(HOME).status_code == 200
-    counting = [q["sql"] for q in queries.captured_queries if "FILTER (WHERE" in q["sql"]]
-    assert len(counting) == 1
+    counting = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT COUNT(*)") and "oa_ticket_bill" in q["sql"]
+    ]
+    assert len(counting) >= 3, counting
+    assert all(" LIMIT 1001" in sql for sql in counting), counting
 
 
 def test_empty_tabs_say_something_meaningful(as_user, agent):
