@@ -159,9 +159,12 @@ def build_one(tickets: int, database: str, days: int, seed: int) -> None:
         "bytes": size,
     }
     write_meta(meta)
-    print(f"[{database}] summary: {tickets} tickets in {total:.0f}s "
-          f"(written {summary.seconds:.0f}s, vacuum+analyze {time.monotonic() - vacuum_started:.0f}s), "
-          f"{size / 2**30:.2f} GiB")  # fmt: skip
+    print(
+        f"[{database}] summary: {tickets} tickets in {total:.0f}s "
+        f"(written {summary.seconds:.0f}s, "
+        f"vacuum+analyze {time.monotonic() - vacuum_started:.0f}s), "
+        f"{size / 2**30:.2f} GiB"
+    )
     for table, n in sorted(summary.rows.items()):
         print(f"    {table:<24} {n:>12,}")
     print("    states: " + ", ".join(f"{n:,} {s}" for s, n in summary.states.most_common()))
@@ -170,14 +173,26 @@ def build_one(tickets: int, database: str, days: int, seed: int) -> None:
 def ensure_built(tickets: int, database: str, args) -> None:
     meta = read_meta(database)
     if meta and meta.get("tickets") == tickets and (args.reuse or args.measure_only):
-        print(f"[{database}] holds {tickets:,} tickets (built {meta['now']}, commit "
-              f"{meta.get('commit')}): reused")  # fmt: skip
+        print(
+            f"[{database}] holds {tickets:,} tickets (built {meta['now']}, commit "
+            f"{meta.get('commit')}): reused"
+        )
         return
     if args.measure_only:
         raise SystemExit(f"{database} holds no build of {tickets} tickets: build it first")
     # A process of its own: Django is set up once per database.
-    command = [sys.executable, str(Path(__file__).resolve()), "--build-into", database,
-               "--tickets", str(tickets), "--days", str(args.days), "--seed", str(args.seed)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--build-into",
+        database,
+        "--tickets",
+        str(tickets),
+        "--days",
+        str(args.days),
+        "--seed",
+        str(args.seed),
+    ]
     subprocess.run(command, check=True)
 
 
@@ -230,9 +245,13 @@ class Web:
         }
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                web_command(env), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                web_command(env),
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         self.base = f"http://127.0.0.1:{self.port}"
         self._wait()
 
@@ -308,10 +327,24 @@ def calls(ids: dict, today) -> list[Call]:
     return [
         Call("pool mine (My work)", "agent", "/console/?view=mine", False, "page"),
         Call("pool pending, page 1", "agent", "/console/?view=pending", False, "page", True),
-        Call("pool pending, page 100", "agent", "/console/?view=pending&page=100", False, "page", True),
+        Call(
+            "pool pending, page 100",
+            "agent",
+            "/console/?view=pending&page=100",
+            False,
+            "page",
+            True,
+        ),
         Call("pool all, page 1", "agent", "/console/?view=all", False, "page", True),
         Call("pool all, page 100", "agent", "/console/?view=all&page=100", False, "page", True),
-        Call("My work API (my_handling)", "agent", "/api/tickets/?view=my_handling", True, "page", True),
+        Call(
+            "My work API (my_handling)",
+            "agent",
+            "/api/tickets/?view=my_handling",
+            True,
+            "page",
+            True,
+        ),
         Call("approvals queue", "approver", "/console/approvals/", False, "page", True),
         Call("ticket page, 200 replies", "agent", f"/console/tickets/{showcase}/", False, "page"),
         Call("my tickets (applicant)", "applicant", "/console/my-tickets/", False, "page", True),
@@ -321,15 +354,26 @@ def calls(ids: dict, today) -> list[Call]:
         Call("supervisor live, staff", "staff", "/console/supervisor/?part=live", False, "page"),
         Call("SLA page, 30 days", "leader", "/console/sla/", False, "report"),
         Call("SLA report API, 30 days", "leader", f"/api/sla/report/?{q30}", True, "report"),
-        Call("SLA report CSV, 30 days", "leader", f"/api/sla/report/?{q30}&format=csv", True, "report"),
-        Call("queue metrics, 30 days by hour", "leader",
-             f"/api/metrics/queue/?group={group}&from={d30}&to={tomorrow}&bucket=hour", True, "report"),
+        Call(
+            "SLA report CSV, 30 days",
+            "leader",
+            f"/api/sla/report/?{q30}&format=csv",
+            True,
+            "report",
+        ),
+        Call(
+            "queue metrics, 30 days by hour",
+            "leader",
+            f"/api/metrics/queue/?group={group}&from={d30}&to={tomorrow}&bucket=hour",
+            True,
+            "report",
+        ),
         Call("staffing, a day", "leader", f"/api/staffing/?group={group}&date={t}", True, "report"),
         Call("inbox", "agent", "/inbox/", False, "page", True),
         Call("console search", "agent", f"/console/?view=all&q={word}", False, "page", True),
         Call("admin ticket list", "admin", "/admin/ticketing/ticket/", False, "page", True),
         Call("admin search", "admin", f"/admin/ticketing/ticket/?q={word}", False, "page", True),
-    ]  # fmt: skip
+    ]
 
 
 class Clients:
@@ -346,18 +390,24 @@ class Clients:
             s.get(f"{base}/accounts/login/", timeout=30)
             r = s.post(
                 f"{base}/accounts/login/",
-                data={"username": username, "password": password,
-                      "csrfmiddlewaretoken": s.cookies.get("csrftoken", "")},
+                data={
+                    "username": username,
+                    "password": password,
+                    "csrfmiddlewaretoken": s.cookies.get("csrftoken", ""),
+                },
                 headers={"Referer": f"{base}/accounts/login/"},
                 allow_redirects=False,
                 timeout=30,
-            )  # fmt: skip
+            )
             if r.status_code != 302:
                 raise RuntimeError(f"console login of {username} answered {r.status_code}")
             self.sessions[who] = s
             t = requests.Session()
-            r = t.post(f"{base}/api/auth/token/", json={"username": username, "password": password},
-                       timeout=30)  # fmt: skip
+            r = t.post(
+                f"{base}/api/auth/token/",
+                json={"username": username, "password": password},
+                timeout=30,
+            )
             r.raise_for_status()
             t.headers["Authorization"] = f"Token {r.json()['token']}"
             self.tokens[who] = t
@@ -399,9 +449,13 @@ def measure(database: str, args, redis_url: str) -> dict[str, dict]:
             }
             elapsed = time.monotonic() - started
             eta = elapsed / i * (len(chosen) - i)
-            print(f"  [{database}] {i}/{len(chosen)} {call.name}: p50 {results[call.name]['p50']:.0f} ms, "
-                  f"p95 {results[call.name]['p95']:.0f} ms, HTTP {','.join(map(str, sorted(codes)))} "
-                  f"(ETA {eta:.0f}s)", flush=True)  # fmt: skip
+            got = results[call.name]
+            print(
+                f"  [{database}] {i}/{len(chosen)} {call.name}: p50 {got['p50']:.0f} ms, "
+                f"p95 {got['p95']:.0f} ms, HTTP {','.join(map(str, got['status']))} "
+                f"(ETA {eta:.0f}s)",
+                flush=True,
+            )
     finally:
         web.stop()
     results["_meta"] = {"tickets": meta.get("tickets"), "commit": meta.get("commit")}
@@ -453,14 +507,21 @@ def table(sizes: list[int], results: dict[int, dict], call_list: list[Call]) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tickets", default=DEFAULT_SIZES,
-                        help=f"tickets per database, a comma list (default {DEFAULT_SIZES})")  # fmt: skip
+    parser.add_argument(
+        "--tickets",
+        default=DEFAULT_SIZES,
+        help=f"tickets per database, a comma list (default {DEFAULT_SIZES})",
+    )
     parser.add_argument("--database", help="the database (one size only; default scale_<size>)")
-    parser.add_argument("--reuse", action="store_true",
-                        help="skip building a database that already holds that size")  # fmt: skip
+    parser.add_argument(
+        "--reuse", action="store_true", help="skip building a database that already holds that size"
+    )
     parser.add_argument("--build-only", action="store_true", help="build, do not measure")
-    parser.add_argument("--measure-only", action="store_true",
-                        help="measure existing builds (implies --reuse; never builds)")  # fmt: skip
+    parser.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="measure existing builds (implies --reuse; never builds)",
+    )
     parser.add_argument("--repeat", type=int, default=20, help="measured requests per call (20)")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured requests first (3)")
     parser.add_argument("--only", help="measure only the calls whose name matches this regex")
@@ -488,8 +549,10 @@ def main() -> None:
     ids = _people(databases[sizes[-1]])
     call_list = calls(ids, datetime.now(UTC).date())
     print()
-    print(f"Scale: p50 / p95 over {args.repeat} requests after {args.warmup} warm-ups, one at a "
-          f"time, production web server (2 workers); commit {_git_commit()}")  # fmt: skip
+    print(
+        f"Scale: p50 / p95 over {args.repeat} requests after {args.warmup} warm-ups, one at a "
+        f"time, production web server (2 workers); commit {_git_commit()}"
+    )
     print(table(sizes, results, call_list))
     if args.json:
         Path(args.json).write_text(json.dumps({str(k): v for k, v in results.items()}, indent=1))

@@ -60,7 +60,8 @@ CHUNK = 20000
 THEMES = [
     ("hardware", ["Laptop will not boot", "Monitor flickers", "Docking station dead",
                   "Keyboard keys stuck", "Battery drains in an hour"]),
-    ("network", ["VPN drops every few minutes", "Wi-Fi slow on floor 2", "Cannot reach the intranet",
+    ("network", ["VPN drops every few minutes", "Wi-Fi slow on floor 2",
+                 "Cannot reach the intranet",
                  "Proxy blocks the supplier portal"]),
     ("access", ["Password reset", "Access to the finance share", "New starter needs an account",
                 "MFA token lost", "Locked out after holiday"]),
@@ -260,9 +261,19 @@ def _people(cursor, now: datetime) -> People:
     ) as copy:
         for i, (name, staff, superuser) in enumerate(specs):
             copy.write_row(
-                (first + i, hashed, superuser, name, "", "", f"{name}@example.test", staff, True,
-                 joined)
-            )  # fmt: skip
+                (
+                    first + i,
+                    hashed,
+                    superuser,
+                    name,
+                    "",
+                    "",
+                    f"{name}@example.test",
+                    staff,
+                    True,
+                    joined,
+                )
+            )
     cursor.execute(
         "SELECT setval(pg_get_serial_sequence('auth_user', 'id'), %s)", [first + len(specs) - 1]
     )
@@ -405,10 +416,15 @@ def _member_templates(group: Group, people: People) -> list[tuple[int, str]]:
     for user_id in group.members:
         head = json.dumps({"user_id": user_id, "username": people.names[user_id]})[:-1]
         out.append(
-            (user_id, head + ', "state": "%s", "active": %d, "max_active": ' + cap
-             + ', "open_offers": 0, "online_since": %s, "idle_since": "%s", '
-             '"assigned_today": %d, "eligible": %s, "reason": %s}')
-        )  # fmt: skip
+            (
+                user_id,
+                head
+                + ', "state": "%s", "active": %d, "max_active": '
+                + cap
+                + ', "open_offers": 0, "online_since": %s, "idle_since": "%s", '
+                '"assigned_today": %d, "eligible": %s, "reason": %s}',
+            )
+        )
     return out
 
 
@@ -526,8 +542,11 @@ def build(
                 for i, statement in enumerate(again, start=1):
                     cursor.execute(statement)
                     if i % 5 == 0 or i == len(again):
-                        progress(f"indexes {i}/{len(again)} made again "
-                                 f"({time.monotonic() - started:.0f}s)")  # fmt: skip
+                        progress(
+                            f"indexes {i}/{len(again)} made again "
+                            f"({time.monotonic() - started:.0f}s)"
+                        )
+            dj.execute("SET LOCAL session_replication_role = DEFAULT")
             progress("recounting the handler loads")
         from routing.loads import rebuild
 
@@ -572,19 +591,35 @@ class _Writer:
         if age > timedelta(days=3) and rng.random() < 0.92 or rng.random() < 0.3:
             read_at = min(now, created + timedelta(minutes=rng.lognormvariate(math.log(90), 1)))
         self.buffers["oa_notification"].append(
-            (self.ids.take("oa_notification"), code, title.format(**params),
-             content.format(**params), "{" + self.params_json + extra + "}", dedupe, created,
-             read_at, recipient,
-             ticket_id)
-        )  # fmt: skip
+            (
+                self.ids.take("oa_notification"),
+                code,
+                title.format(**params),
+                content.format(**params),
+                "{" + self.params_json + extra + "}",
+                dedupe,
+                created,
+                read_at,
+                recipient,
+                ticket_id,
+            )
+        )
 
     def record(self, ticket_id, action, actor, before, after, created, detail: str) -> None:
         """`detail` is the JSON text (written as is: formatting it here costs less than
         json.dumps per row)."""
         self.buffers["oa_ticket_record"].append(
-            (self.ids.take("oa_ticket_record"), action, before, after, created, detail, actor,
-             ticket_id)
-        )  # fmt: skip
+            (
+                self.ids.take("oa_ticket_record"),
+                action,
+                before,
+                after,
+                created,
+                detail,
+                actor,
+                ticket_id,
+            )
+        )
 
     def ticket(self, *, submitted, group: Group, creator, bill_code, showcase) -> None:
         rng, now, people = self.rng, self.now, self.people
@@ -689,10 +724,24 @@ class _Writer:
         record = self.record
         record(tid, "submit", creator, None, SUBMITTED, submitted, "{}")
         if rejected:
-            record(tid, "reject", approver, APPROVING, REJECTED, rejected,
-                   '{"field": "process_status", "reason": "Not a matter for this desk."}')  # fmt: skip
-            self.notify("ticket-rejected", creator, {**params, "reason": REJECT_REASON},
-                        f"ticket:{tid}:rejected", tid, rejected, f', "reason": "{REJECT_REASON}"')  # fmt: skip
+            record(
+                tid,
+                "reject",
+                approver,
+                APPROVING,
+                REJECTED,
+                rejected,
+                '{"field": "process_status", "reason": "Not a matter for this desk."}',
+            )
+            self.notify(
+                "ticket-rejected",
+                creator,
+                {**params, "reason": REJECT_REASON},
+                f"ticket:{tid}:rejected",
+                tid,
+                rejected,
+                f', "reason": "{REJECT_REASON}"',
+            )
         sla_rule_id = None
         response_deadline = resolve_deadline = None
         response_timeout = resolve_timeout = response_warned = resolve_warned = False
@@ -708,50 +757,122 @@ class _Writer:
             decisions = self.buffers["oa_routing_decision"]
             if queued:
                 decisions.append(
-                    (self.ids.take("oa_routing_decision"), "approval", group.strategy, "queued",
-                     _members_seen(group, None, queued, rng), queued, None, group.id, tid)
-                )  # fmt: skip
+                    (
+                        self.ids.take("oa_routing_decision"),
+                        "approval",
+                        group.strategy,
+                        "queued",
+                        _members_seen(group, None, queued, rng),
+                        queued,
+                        None,
+                        group.id,
+                        tid,
+                    )
+                )
             if assigned:
                 actor = handler if not routed else (None if queued else approver)
-                record(tid, "assign", actor, before, PENDING_PROCESS, assigned,
-                       f'{{"field": "ticket_status", "handler_id": {handler}, '
-                       f'"strategy": {group.strategy}}}')  # fmt: skip
+                record(
+                    tid,
+                    "assign",
+                    actor,
+                    before,
+                    PENDING_PROCESS,
+                    assigned,
+                    f'{{"field": "ticket_status", "handler_id": {handler}, '
+                    f'"strategy": {group.strategy}}}',
+                )
                 if routed:
                     outcome = "offered" if group.offer_minutes else "assigned"
                     decisions.append(
-                        (self.ids.take("oa_routing_decision"),
-                         "drain" if queued else "approval", group.strategy, outcome,
-                         _members_seen(group, handler, assigned, rng), assigned, handler,
-                         group.id, tid)
-                    )  # fmt: skip
+                        (
+                            self.ids.take("oa_routing_decision"),
+                            "drain" if queued else "approval",
+                            group.strategy,
+                            outcome,
+                            _members_seen(group, handler, assigned, rng),
+                            assigned,
+                            handler,
+                            group.id,
+                            tid,
+                        )
+                    )
                     self.buffers["oa_assignment_event"].append(
-                        (self.ids.take("oa_assignment_event"), "assigned", group.strategy,
-                         round(0.3 + (tid % 7) * 0.1, 2), False, False, assigned, group.id, tid,
-                         handler, True)
-                    )  # fmt: skip
+                        (
+                            self.ids.take("oa_assignment_event"),
+                            "assigned",
+                            group.strategy,
+                            round(0.3 + (tid % 7) * 0.1, 2),
+                            False,
+                            False,
+                            assigned,
+                            group.id,
+                            tid,
+                            handler,
+                            True,
+                        )
+                    )
                 at = assigned.astimezone(UTC).isoformat()
                 if routed and group.offer_minutes:
-                    self.notify("ticket-offered", handler, {**params, "minutes": group.offer_minutes},
-                                f"ticket:{tid}:offered:{handler}:{at}", tid, assigned,
-                                f', "minutes": {group.offer_minutes}')  # fmt: skip
+                    self.notify(
+                        "ticket-offered",
+                        handler,
+                        {**params, "minutes": group.offer_minutes},
+                        f"ticket:{tid}:offered:{handler}:{at}",
+                        tid,
+                        assigned,
+                        f', "minutes": {group.offer_minutes}',
+                    )
                 else:
-                    self.notify("ticket-assigned", handler, params,
-                                f"ticket:{tid}:assigned:{handler}:{at}", tid, assigned)  # fmt: skip
+                    self.notify(
+                        "ticket-assigned",
+                        handler,
+                        params,
+                        f"ticket:{tid}:assigned:{handler}:{at}",
+                        tid,
+                        assigned,
+                    )
             if accepted:
                 record(tid, "accept", handler, PENDING_PROCESS, PROCESSING, accepted, STATUS_FIELD)
             segments = self.buffers["oa_sla_clock_segment"]
             for clock in ("response", "resolve"):
-                segments.append((self.ids.take("oa_sla_clock_segment"), clock, "start", submitted,
-                                 approved, None, tid))  # fmt: skip
+                segments.append(
+                    (
+                        self.ids.take("oa_sla_clock_segment"),
+                        clock,
+                        "start",
+                        submitted,
+                        approved,
+                        None,
+                        tid,
+                    )
+                )
             paused_total = timedelta(0)
             if pause:
                 record(tid, "sla_pause", handler, None, None, pause[0], "{}")
-                segments.append((self.ids.take("oa_sla_clock_segment"), "resolve", "pause",
-                                 pause[0], pause[0], handler, tid))  # fmt: skip
+                segments.append(
+                    (
+                        self.ids.take("oa_sla_clock_segment"),
+                        "resolve",
+                        "pause",
+                        pause[0],
+                        pause[0],
+                        handler,
+                        tid,
+                    )
+                )
                 if pause[1]:
                     record(tid, "sla_resume", creator, None, None, pause[1], "{}")
-                    segments.append((self.ids.take("oa_sla_clock_segment"), "resolve", "resume",
-                                     pause[1], pause[1], creator, tid))  # fmt: skip
+                    segments.append(
+                        (
+                            self.ids.take("oa_sla_clock_segment"),
+                            "resolve",
+                            "resume",
+                            pause[1],
+                            pause[1],
+                            creator,
+                            tid,
+                        )
+                    )
                     paused_total = pause[1] - pause[0]
                 else:
                     sla_paused, sla_paused_at = True, pause[0]
@@ -774,19 +895,39 @@ class _Writer:
                     replies.append((rid, kind, text, created, author, tid))
                     reply_count += 1
                     public_count += kind == PUBLIC
-                    record(tid, "reply", author, None, None, created,
-                           f'{{"reply_id": {rid}, "reply_type": "{REPLY_TYPES[kind]}"}}')  # fmt: skip
+                    record(
+                        tid,
+                        "reply",
+                        author,
+                        None,
+                        None,
+                        created,
+                        f'{{"reply_id": {rid}, "reply_type": "{REPLY_TYPES[kind]}"}}',
+                    )
                     recipient = handler if author == creator or kind == INTERNAL else creator
                     if recipient != author:
                         name = people.names[author]
-                        self.notify("ticket-replied", recipient, {**params, "author": name},
-                                    f"ticket:{tid}:reply:{rid}", tid, created,
-                                    f', "author": "{name}"')  # fmt: skip
+                        self.notify(
+                            "ticket-replied",
+                            recipient,
+                            {**params, "author": name},
+                            f"ticket:{tid}:reply:{rid}",
+                            tid,
+                            created,
+                            f', "author": "{name}"',
+                        )
             if completed:
                 record(tid, "complete", handler, PROCESSING, COMPLETED, completed, STATUS_FIELD)
                 name = people.names[handler]
-                self.notify("ticket-completed", creator, {**params, "handler": name},
-                            f"ticket:{tid}:completed", tid, completed, f', "handler": "{name}"')  # fmt: skip
+                self.notify(
+                    "ticket-completed",
+                    creator,
+                    {**params, "handler": name},
+                    f"ticket:{tid}:completed",
+                    tid,
+                    completed,
+                    f', "handler": "{name}"',
+                )
             if closed:
                 record(tid, "close", creator, COMPLETED, CLOSED, closed, STATUS_FIELD)
 
@@ -808,25 +949,44 @@ class _Writer:
                         state = "void"
                     elif due <= now and not (open_pause and open_pause <= due):
                         state, fired_at = "fired", due + timedelta(seconds=1)
-                        record(tid, f"sla_{clock}_level", None, None, None, fired_at,
-                               f'{{"clock": "{clock}", "level": {position}, '
-                               f'"due_at": "{due.isoformat()}"}}')  # fmt: skip
+                        record(
+                            tid,
+                            f"sla_{clock}_level",
+                            None,
+                            None,
+                            None,
+                            fired_at,
+                            f'{{"clock": "{clock}", "level": {position}, '
+                            f'"due_at": "{due.isoformat()}"}}',
+                        )
                         code = "ticket-sla-warn" if kind == "warn" else "ticket-sla-timeout"
                         to = [r for r in (handler, group.leader) if r] or people.approvers[:1]
                         shown = f"{deadline:%Y-%m-%d %H:%M} UTC"
                         for recipient in to:
-                            self.notify(code, recipient, {**params, "type": clock, "deadline": shown},
-                                        f"sla:{clock}:level{position}:{tid}", tid, fired_at,
-                                        f', "type": "{clock}", "deadline": "{shown}"')  # fmt: skip
+                            self.notify(
+                                code,
+                                recipient,
+                                {**params, "type": clock, "deadline": shown},
+                                f"sla:{clock}:level{position}:{tid}",
+                                tid,
+                                fired_at,
+                                f', "type": "{clock}", "deadline": "{shown}"',
+                            )
                         if kind == "warn":
                             if clock == "response":
                                 response_warned = True
                             else:
                                 resolve_warned = True
                         else:
-                            record(tid, f"sla_{clock}_timeout", None, None, None,
-                                   deadline + timedelta(seconds=20),
-                                   f'{{"deadline": "{deadline.isoformat()}"}}')  # fmt: skip
+                            record(
+                                tid,
+                                f"sla_{clock}_timeout",
+                                None,
+                                None,
+                                None,
+                                deadline + timedelta(seconds=20),
+                                f'{{"deadline": "{deadline.isoformat()}"}}',
+                            )
                             if clock == "response":
                                 response_timeout = True
                             else:
@@ -835,31 +995,76 @@ class _Writer:
                         state = "pending"
                         if open_pause:
                             due = None
-                    events.append((self.ids.take("oa_sla_event"), clock, position, due, state,
-                                   fired_at, level_id, tid))  # fmt: skip
+                    events.append(
+                        (
+                            self.ids.take("oa_sla_event"),
+                            clock,
+                            position,
+                            due,
+                            state,
+                            fired_at,
+                            level_id,
+                            tid,
+                        )
+                    )
             if completed and accepted:
                 response_minutes = (accepted - submitted).total_seconds() / 60
                 resolve_minutes = (completed - submitted - paused_total).total_seconds() / 60
                 response_met = not response_timeout
                 resolve_met = not resolve_timeout
                 self.buffers["oa_sla_outcome"].append(
-                    (self.ids.take("oa_sla_outcome"), round(response_minutes, 2),
-                     round(resolve_minutes, 2), response_met, resolve_met, completed, tid, rule.id,
-                     False, "met" if response_met else "breached",
-                     "met" if resolve_met else "breached")
-                )  # fmt: skip
+                    (
+                        self.ids.take("oa_sla_outcome"),
+                        round(response_minutes, 2),
+                        round(resolve_minutes, 2),
+                        response_met,
+                        resolve_met,
+                        completed,
+                        tid,
+                        rule.id,
+                        False,
+                        "met" if response_met else "breached",
+                        "met" if resolve_met else "breached",
+                    )
+                )
 
         if showcase:
             self.showcase_id = tid
         self.summary.states[_state(process_status, status, sla_paused)] += 1
         self.buffers["oa_ticket_bill"].append(
-            (tid, bill_code, title, f"{title}. Reported through the portal.", priority, theme,
-             process_status, status, submitted, approved, assigned, accepted,
-             completed, closed, response_deadline, resolve_deadline, response_timeout,
-             resolve_timeout, reply_count, creator, handler, group.id, resolve_warned,
-             response_warned, sla_paused, sla_paused_at, sla_rule_id,
-             queued if status == PENDING_ASSIGN else None, accepted, public_count)
-        )  # fmt: skip
+            (
+                tid,
+                bill_code,
+                title,
+                f"{title}. Reported through the portal.",
+                priority,
+                theme,
+                process_status,
+                status,
+                submitted,
+                approved,
+                assigned,
+                accepted,
+                completed,
+                closed,
+                response_deadline,
+                resolve_deadline,
+                response_timeout,
+                resolve_timeout,
+                reply_count,
+                creator,
+                handler,
+                group.id,
+                resolve_warned,
+                response_warned,
+                sla_paused,
+                sla_paused_at,
+                sla_rule_id,
+                queued if status == PENDING_ASSIGN else None,
+                accepted,
+                public_count,
+            )
+        )
 
 
 def _state(process_status: int, status: int, paused: bool) -> str:
