@@ -238,12 +238,10 @@ def _iso(t: datetime) -> str:
     return t.isoformat()
 
 
-def _people(cursor, now: datetime) -> People:
-    """Users through the ORM's tables in one COPY: one password hash (production's PBKDF2)
-    shared by all, the approvers' permission, a profile each."""
-    from django.contrib.auth.hashers import PBKDF2PasswordHasher
-
-    hashed = PBKDF2PasswordHasher().encode(PASSWORD, "scalebenchsalt01")
+def _people(cursor, now: datetime, password_hash: str) -> People:
+    """Users through the ORM's tables in one COPY: one password hash shared by all, the
+    approvers' permission, a profile each."""
+    hashed = password_hash
     specs: list[tuple[str, bool, bool]] = [
         ("scale_admin", True, True),
         ("scale_staff", True, False),
@@ -484,11 +482,17 @@ def build(
     days: int = 730,
     seed: int = 23,
     rebuild_indexes: bool = True,
+    password_hash: str | None = None,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Summary:
     """Write the history into the (migrated, empty) database Django is connected to.
     `rebuild_indexes`: drop the secondary indexes for the load and build them after (faster
-    from some 100,000 tickets on; the result is the same either way)."""
+    from some 100,000 tickets on; the result is the same either way). `password_hash`: every
+    user's (default: PASSWORD with production's PBKDF2, whatever this process's settings)."""
+    if password_hash is None:
+        from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+        password_hash = PBKDF2PasswordHasher().encode(PASSWORD, "scalebenchsalt01")
     started = time.monotonic()
     rng = random.Random(seed)
     summary = Summary()
@@ -496,7 +500,7 @@ def build(
         with connection.cursor() as dj:
             dj.execute("SET LOCAL session_replication_role = replica")
             cursor = dj.cursor  # the psycopg cursor: COPY
-            people = _people(cursor, now)
+            people = _people(cursor, now, password_hash)
             groups = _groups(people)
             rules = _rules()
             ids = Ids(cursor, TABLES)

@@ -30,7 +30,15 @@ def _count(sql: str) -> int:
 @pytest.fixture
 def built(db):
     before = _indexes()
-    summary = scale_build.build(tickets=2000, now=NOW, days=30, seed=5)
+    from django.contrib.auth.hashers import make_password
+
+    summary = scale_build.build(
+        tickets=2000,
+        now=NOW,
+        days=30,
+        seed=5,
+        password_hash=make_password(scale_build.PASSWORD),  # the test settings' hasher
+    )
     return summary, before
 
 
