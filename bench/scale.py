@@ -124,6 +124,7 @@ def build_one(tickets: int, database: str, days: int, seed: int) -> None:
 
     django.setup()
     started = time.monotonic()
+    commit = _git_commit()  # the generator's code as it was when the build began
     call_command("migrate", verbosity=0, interactive=False)
     print(f"[{database}] migrated ({time.monotonic() - started:.0f}s)", flush=True)
 
@@ -151,7 +152,7 @@ def build_one(tickets: int, database: str, days: int, seed: int) -> None:
         "days": days,
         "seed": seed,
         "now": now.isoformat(),
-        "commit": _git_commit(),
+        "commit": commit,
         "seconds": round(total, 1),
         "rows": dict(summary.rows),
         "states": dict(summary.states),
