@@ -513,7 +513,9 @@ def main() -> None:
         default=DEFAULT_SIZES,
         help=f"tickets per database, a comma list (default {DEFAULT_SIZES})",
     )
-    parser.add_argument("--database", help="the database (one size only; default scale_<size>)")
+    parser.add_argument(
+        "--database", help="the databases, one per size, a comma list (default scale_<size>)"
+    )
     parser.add_argument(
         "--reuse", action="store_true", help="skip building a database that already holds that size"
     )
@@ -535,9 +537,10 @@ def main() -> None:
     if args.build_into:
         build_one(sizes[0], args.build_into, args.days, args.seed)
         return
-    if args.database and len(sizes) != 1:
-        parser.error("--database names one database: give one --tickets size")
-    databases = {n: args.database or database_for(n) for n in sizes}
+    names = [d.strip() for d in args.database.split(",")] if args.database else []
+    if names and len(names) != len(sizes):
+        parser.error("--database names one database per --tickets size")
+    databases = {n: names[i] if names else database_for(n) for i, n in enumerate(sizes)}
     started = time.monotonic()
     for n, database in databases.items():
         ensure_built(n, database, args)
