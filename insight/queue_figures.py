@@ -117,7 +117,14 @@ arrivals AS (
            COALESCE(t.responded_time, t.accepted_time) AS accepted,
            t.closed_time
     FROM candidates c
-    JOIN oa_ticket_bill t ON t.id = c.id
+    -- Each candidate's ticket by its key (OFFSET 0 keeps the probe): the candidates are the
+    -- window's, and the planner would otherwise match them against every ticket approved in
+    -- the window, of any group, read from the table whole.
+    CROSS JOIN LATERAL (
+        SELECT t.id, t.approved_time, t.assigned_time, t.responded_time, t.accepted_time,
+               t.closed_time, t.process_status, t.handler_group_id
+        FROM oa_ticket_bill t WHERE t.id = c.id OFFSET 0
+    ) t
     LEFT JOIN LATERAL (
         SELECT true AS moved, (r.detail ->> 'from_group_id')::bigint AS group_id
         FROM oa_ticket_record r
