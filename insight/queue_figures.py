@@ -165,7 +165,15 @@ arrival_figures AS (
 pool_picks AS (
     SELECT r.created, r.actor_id AS user_id
     FROM oa_ticket_bill t
-    JOIN oa_ticket_record r ON r.ticket_id = t.id
+    -- Each ticket's picks through its records by ticket (OFFSET 0 keeps the probe, rather
+    -- than a hash join over every record of the table).
+    CROSS JOIN LATERAL (
+        SELECT r.id, r.created, r.actor_id FROM oa_ticket_record r
+        WHERE r.ticket_id = t.id
+          AND r.action = 'accept' AND r.from_status = %(pending_assign)s
+          AND r.created >= %(lo)s AND r.created < %(hi)s
+        OFFSET 0
+    ) r
     LEFT JOIN LATERAL (
         SELECT (m.detail ->> 'from_group_id')::bigint AS group_id
         FROM oa_ticket_record m
@@ -177,8 +185,6 @@ pool_picks AS (
       AND COALESCE(t.completed_time, t.closed_time, %(now)s) >= %(lo)s
       -- implied by the line above; the range of ticket_group_finished_idx that holds them
       AND WORKED_UNTIL >= %(lo)s
-      AND r.action = 'accept' AND r.from_status = %(pending_assign)s
-      AND r.created >= %(lo)s AND r.created < %(hi)s
       AND COALESCE(next_move.group_id, t.handler_group_id) = %(group)s
 ),
 assignments AS (
