@@ -49,8 +49,8 @@ from django.db import connection
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
-from routing.models import AssignmentEvent, PresenceSpan, PresenceState
-from ticketing.models import ProcessStatus, TicketStatus
+from routing.models import SPAN_ENDED_SQL, AssignmentEvent, PresenceSpan, PresenceState
+from ticketing.models import WORKED_UNTIL_SQL, ProcessStatus, TicketStatus
 
 BUCKETS = ("hour", "day")
 # Presence states in which an agent counts as available for work (not offline, not on a break).
@@ -78,29 +78,37 @@ def _available_sql(group: HandlerGroup) -> tuple[str, str]:
         f"FROM {q(model._meta.db_table)} s "
         f"WHERE s.{col['user']} = ANY(ARRAY(SELECT user_id FROM agent_ids)) "
         f"AND s.{col['state']} = ANY(%(available_states)s) "
-        f"AND s.{col['started']} < (SELECT hi FROM window_) "
-        f"AND COALESCE(s.{col['ended']}, %(now)s) > (SELECT lo FROM window_) "
+        f"AND s.{col['started']} < %(hi)s "
+        f"AND COALESCE(s.{col['ended']}, %(now)s) > %(lo)s "
+        # Implied by the line above; the range of presence_span_user_end_idx that holds them.
+        f"AND {SPAN_ENDED_SQL} > %(lo)s "
         f"GROUP BY 1"
     )
     return sql, "presence"
 
 
-QUERY = """
-WITH
-buckets AS (
+# The buckets: each local hour or day's start and stop (the next one's start).
+BUCKETS_SQL = """
     SELECT start, stop FROM (
         SELECT start, lead(start) OVER (ORDER BY start) AS stop FROM (SERIES) series
     ) bounded
     WHERE start < %(to)s
-),
-window_ AS (SELECT min(start) AS lo, max(stop) AS hi FROM buckets),
+"""
+# The window the buckets cover, [lo, hi): read first, so that the statement below has its
+# bounds as values and the planner sizes each index range by them (a bound it could only
+# learn while running is planned as if it selected a third of the table).
+WINDOW_SQL = "SELECT min(start), max(stop) FROM (BUCKETS_SQL) buckets"
+
+QUERY = """
+WITH
+buckets AS (BUCKETS_SQL),
 candidates AS (
-    SELECT t.id FROM oa_ticket_bill t, window_ w
+    SELECT t.id FROM oa_ticket_bill t
     WHERE t.process_status = %(approved)s AND t.handler_group_id = %(group)s
-      AND t.approved_time >= w.lo AND t.approved_time < w.hi
+      AND t.approved_time >= %(lo)s AND t.approved_time < %(hi)s
     UNION
-    SELECT e.ticket_id FROM oa_assignment_event e, window_ w
-    WHERE e.group_id = %(group)s AND e.created >= w.lo
+    SELECT e.ticket_id FROM oa_assignment_event e
+    WHERE e.group_id = %(group)s AND e.created >= %(lo)s
 ),
 arrivals AS (
     SELECT date_trunc(%(unit)s, t.approved_time, %(tz)s) AS bucket,
@@ -109,8 +117,14 @@ arrivals AS (
            COALESCE(t.responded_time, t.accepted_time) AS accepted,
            t.closed_time
     FROM candidates c
-    JOIN oa_ticket_bill t ON t.id = c.id
-    CROSS JOIN window_ w
+    -- Each candidate's ticket by its key (OFFSET 0 keeps the probe): the candidates are the
+    -- window's, and the planner would otherwise match them against every ticket approved in
+    -- the window, of any group, read from the table whole.
+    CROSS JOIN LATERAL (
+        SELECT t.id, t.approved_time, t.assigned_time, t.responded_time, t.accepted_time,
+               t.closed_time, t.process_status, t.handler_group_id
+        FROM oa_ticket_bill t WHERE t.id = c.id OFFSET 0
+    ) t
     LEFT JOIN LATERAL (
         SELECT true AS moved, (r.detail ->> 'from_group_id')::bigint AS group_id
         FROM oa_ticket_record r
@@ -123,7 +137,7 @@ arrivals AS (
         WHERE e.ticket_id = t.id AND e.kind = %(assigned)s AND e.created >= t.approved_time
     ) first_event ON true
     WHERE t.process_status = %(approved)s
-      AND t.approved_time >= w.lo AND t.approved_time < w.hi
+      AND t.approved_time >= %(lo)s AND t.approved_time < %(hi)s
       AND CASE WHEN first_move.moved THEN first_move.group_id
                ELSE t.handler_group_id END = %(group)s
 ),
@@ -151,8 +165,15 @@ arrival_figures AS (
 pool_picks AS (
     SELECT r.created, r.actor_id AS user_id
     FROM oa_ticket_bill t
-    CROSS JOIN window_ w
-    JOIN oa_ticket_record r ON r.ticket_id = t.id
+    -- Each ticket's picks through its records by ticket (OFFSET 0 keeps the probe, rather
+    -- than a hash join over every record of the table).
+    CROSS JOIN LATERAL (
+        SELECT r.id, r.created, r.actor_id FROM oa_ticket_record r
+        WHERE r.ticket_id = t.id
+          AND r.action = 'accept' AND r.from_status = %(pending_assign)s
+          AND r.created >= %(lo)s AND r.created < %(hi)s
+        OFFSET 0
+    ) r
     LEFT JOIN LATERAL (
         SELECT (m.detail ->> 'from_group_id')::bigint AS group_id
         FROM oa_ticket_record m
@@ -160,19 +181,19 @@ pool_picks AS (
         ORDER BY m.id LIMIT 1
     ) next_move ON true
     WHERE t.process_status = %(approved)s AND t.handler_group_id = %(group)s
-      AND t.approved_time < w.hi
-      AND COALESCE(t.completed_time, t.closed_time, %(now)s) >= w.lo
-      AND r.action = 'accept' AND r.from_status = %(pending_assign)s
-      AND r.created >= w.lo AND r.created < w.hi
+      AND t.approved_time < %(hi)s
+      AND COALESCE(t.completed_time, t.closed_time, %(now)s) >= %(lo)s
+      -- implied by the line above; the range of ticket_group_finished_idx that holds them
+      AND WORKED_UNTIL >= %(lo)s
       AND COALESCE(next_move.group_id, t.handler_group_id) = %(group)s
 ),
 assignments AS (
     SELECT date_trunc(%(unit)s, picks.created, %(tz)s) AS bucket, picks.user_id,
         count(*) AS n
     FROM (
-        SELECT e.created, e.user_id FROM oa_assignment_event e, window_ w
+        SELECT e.created, e.user_id FROM oa_assignment_event e
         WHERE e.group_id = %(group)s AND e.kind = %(assigned)s
-          AND e.created >= w.lo AND e.created < w.hi
+          AND e.created >= %(lo)s AND e.created < %(hi)s
         UNION ALL
         SELECT created, user_id FROM pool_picks
     ) picks
@@ -191,10 +212,12 @@ busy AS (
         range_agg(tstzrange(t.assigned_time,
             GREATEST(t.assigned_time, COALESCE(t.completed_time, t.closed_time, %(now)s))))
             AS ranges
-    FROM oa_ticket_bill t, window_ w
+    FROM oa_ticket_bill t
     WHERE t.handler_id = ANY(ARRAY(SELECT user_id FROM agent_ids))
-      AND t.assigned_time < w.hi
-      AND COALESCE(t.completed_time, t.closed_time, %(now)s) > w.lo
+      AND t.assigned_time < %(hi)s
+      AND COALESCE(t.completed_time, t.closed_time, %(now)s) > %(lo)s
+      -- implied by the line above; the range of ticket_handler_finished_idx that holds them
+      AND WORKED_UNTIL > %(lo)s
     GROUP BY 1
 ),
 available AS (AVAILABLE_SQL),
@@ -205,25 +228,38 @@ agent_buckets AS (
     SELECT a.bucket, a.user_id, NULL FROM assignments a
     WHERE a.user_id IS NOT NULL AND a.user_id NOT IN (SELECT user_id FROM members)
 ),
+-- Per agent, once: the busy time that counts (within available time, for presence) and the
+-- available time, over the whole window; each bucket then takes its slice. Read by scalar
+-- subqueries, so the joins and sorts below carry numbers, not every agent's ranges.
+agent_ranges AS (
+    SELECT ids.user_id,
+        CASE WHEN %(basis)s = 'presence'
+             THEN COALESCE(bu.ranges, '{}'::tstzmultirange)
+                  * COALESCE(av.ranges, '{}'::tstzmultirange)
+             ELSE COALESCE(bu.ranges, '{}'::tstzmultirange) END AS busy,
+        COALESCE(av.ranges, '{}'::tstzmultirange) AS available
+    FROM agent_ids ids
+    LEFT JOIN busy bu ON bu.user_id = ids.user_id
+    LEFT JOIN available av ON av.user_id = ids.user_id
+),
 agent_figures AS (
     SELECT ab.bucket, ab.user_id, ab.position, u.username,
         COALESCE(a.n, 0) AS assigned,
         (SELECT sum(upper(r) - lower(r)) FROM unnest(
-            COALESCE(bu.ranges, '{}'::tstzmultirange) * span.ranges
-            * CASE WHEN %(basis)s = 'presence' THEN COALESCE(av.ranges, '{}'::tstzmultirange)
-                   ELSE span.ranges END
+            COALESCE((SELECT x.busy FROM agent_ranges x WHERE x.user_id = ab.user_id),
+                     '{}'::tstzmultirange) * span.ranges
         ) r) AS busy_time,
         (SELECT sum(upper(r) - lower(r)) FROM unnest(
             CASE WHEN %(basis)s = 'presence'
-                 THEN COALESCE(av.ranges, '{}'::tstzmultirange) * span.ranges
+                 THEN COALESCE((SELECT x.available FROM agent_ranges x
+                                WHERE x.user_id = ab.user_id), '{}'::tstzmultirange)
+                      * span.ranges
                  ELSE span.ranges END
         ) r) AS available_time
     FROM agent_buckets ab
     JOIN buckets b ON b.start = ab.bucket
     LEFT JOIN USER_TABLE u ON u.id = ab.user_id
     LEFT JOIN assignments a ON a.bucket = ab.bucket AND a.user_id = ab.user_id
-    LEFT JOIN busy bu ON bu.user_id = ab.user_id
-    LEFT JOIN available av ON av.user_id = ab.user_id
     CROSS JOIN LATERAL (
         SELECT tstzmultirange(tstzrange(b.start, GREATEST(b.start, LEAST(b.stop, %(now)s))))
             AS ranges
@@ -280,16 +316,28 @@ def _seconds(value) -> float | None:
 def queue_figures_statement(
     *, group: HandlerGroup, date_from: datetime, date_to: datetime, bucket: str
 ) -> tuple[str, dict, str]:
-    """The statement computing the figures, its parameters and the occupancy basis."""
+    """The statement computing the figures, its parameters and the occupancy basis (reads the
+    window's bounds first: one small statement)."""
     available_sql, basis = _available_sql(group)
+    buckets = BUCKETS_SQL.replace("SERIES", SERIES[bucket])
     sql = (
-        QUERY.replace("SERIES", SERIES[bucket])
+        QUERY.replace("BUCKETS_SQL", buckets)
         .replace("AVAILABLE_SQL", available_sql)
         .replace("USER_TABLE", connection.ops.quote_name(get_user_model()._meta.db_table))
+        .replace("WORKED_UNTIL", WORKED_UNTIL_SQL)
     )
+    tz = timezone.get_current_timezone_name()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            WINDOW_SQL.replace("BUCKETS_SQL", buckets),
+            {"unit": bucket, "tz": tz, "from": date_from, "to": date_to},
+        )
+        lo, hi = cursor.fetchone()
     params = {
+        "lo": lo,
+        "hi": hi,
         "unit": bucket,
-        "tz": timezone.get_current_timezone_name(),
+        "tz": tz,
         "from": date_from,
         "to": date_to,
         "group": group.pk,

@@ -26,8 +26,8 @@ from django.db.models.functions import ExtractHour
 from django.utils import timezone
 
 from handler_groups.models import HandlerGroup
-from routing.models import PresenceSpan, PresenceState
-from ticketing.models import Ticket
+from routing.models import SPAN_ENDED_SQL, PresenceSpan, PresenceState
+from ticketing.models import Ticket, worked_until
 
 from . import erlang
 
@@ -72,35 +72,52 @@ def forecast_arrivals(group: HandlerGroup, day: date) -> dict[int, float]:
 def measured_aht(group: HandlerGroup, day: date) -> tuple[float | None, int]:
     """Mean seconds from acceptance to completion over the WEEKS weeks before `day`, and the
     number of tickets it is the mean of."""
-    row = Ticket.objects.filter(
-        handler_group=group,
-        completed_time__gte=_local_start(day - timedelta(weeks=WEEKS)),
-        completed_time__lt=_local_start(day),
-        accepted_time__isnull=False,
-    ).aggregate(
-        mean=Avg(
-            ExpressionWrapper(F("completed_time") - F("accepted_time"), DurationField()),
-        ),
-        n=Count("pk"),
+    since, until = _local_start(day - timedelta(weeks=WEEKS)), _local_start(day)
+    # `finished` (worked_until) is completed_time wherever that is set: the same tickets,
+    # found through ticket_group_finished_idx instead of the group's whole history.
+    row = (
+        Ticket.objects.annotate(finished=worked_until())
+        .filter(
+            handler_group=group,
+            finished__gte=since,
+            finished__lt=until,
+            completed_time__gte=since,
+            completed_time__lt=until,
+            accepted_time__isnull=False,
+        )
+        .aggregate(
+            mean=Avg(
+                ExpressionWrapper(F("completed_time") - F("accepted_time"), DurationField()),
+            ),
+            n=Count("pk"),
+        )
     )
     mean = row["mean"]
     return (mean.total_seconds() if mean is not None else None), row["n"]
 
 
 # Available agent-seconds per hour: each span clipped to the hour (an open span runs to now).
+# The spans overlapping the day are read once, through presence_span_user_end_idx (ended
+# since the day began, or open: SPAN_ENDED_SQL, implied by the line before it), not the
+# members' whole history; then each is clipped to the hours it overlaps.
 # FILTER: an hour no span overlaps has one all-NULL joined row, and GREATEST/LEAST ignore NULLs.
 _AVAILABLE_SQL = f"""
+WITH spans AS (
+    SELECT s.id, s.started, COALESCE(s.ended, %(now)s) AS ended
+      FROM {PresenceSpan._meta.db_table} s
+     WHERE s.user_id = ANY(%(members)s::int[])
+       AND s.state = %(state)s
+       AND s.started < %(day_end)s
+       AND COALESCE(s.ended, %(now)s) > %(day_start)s
+       AND {SPAN_ENDED_SQL} > %(day_start)s
+)
 SELECT h.hour,
        COALESCE(SUM(EXTRACT(EPOCH FROM
-           LEAST(COALESCE(s.ended, %(now)s), h.hour_end) - GREATEST(s.started, h.hour_start)
+           LEAST(s.ended, h.hour_end) - GREATEST(s.started, h.hour_start)
        )) FILTER (WHERE s.id IS NOT NULL), 0)::float8 AS seconds
   FROM unnest(%(hours)s::int[], %(starts)s::timestamptz[], %(ends)s::timestamptz[])
        AS h(hour, hour_start, hour_end)
-  LEFT JOIN {PresenceSpan._meta.db_table} s
-    ON s.user_id = ANY(%(members)s::int[])
-   AND s.state = %(state)s
-   AND s.started < h.hour_end
-   AND COALESCE(s.ended, %(now)s) > h.hour_start
+  LEFT JOIN spans s ON s.started < h.hour_end AND s.ended > h.hour_start
  GROUP BY h.hour
  ORDER BY h.hour"""
 
@@ -118,6 +135,8 @@ def available_agents(
         "hours": [h for h, _, _ in hours],
         "starts": [s for _, s, _ in hours],
         "ends": [e for _, _, e in hours],
+        "day_start": min(s for _, s, _ in hours),
+        "day_end": max(e for _, _, e in hours),
         "members": members,
         "state": PresenceState.AVAILABLE.value,
     }

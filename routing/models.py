@@ -3,6 +3,8 @@ one row per routing outcome (the metrics). Tables keep the names they had in han
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F, Value
+from django.db.models.functions import Cast, Coalesce
 from django.utils.translation import gettext_lazy as _
 
 from handler_groups.models import HandlerGroup
@@ -104,6 +106,11 @@ class AssignmentEvent(models.Model):
         return f"{self.kind} {self.ticket_id} → {self.user_id}"
 
 
+# A span's end, infinity while it is open, over the span aliased `s`: the expression of
+# presence_span_user_end_idx, as the planner matches it.
+SPAN_ENDED_SQL = "COALESCE(s.ended, 'infinity'::timestamptz)"
+
+
 class PresenceSpan(models.Model):
     """Presence history: one row per stretch of time an agent spent in one state, written
     with every state change (routing/presence.py closes the open span and opens the next in
@@ -134,7 +141,16 @@ class PresenceSpan(models.Model):
         ]
         indexes = [
             # Staffing: a group's members' spans overlapping a day.
-            models.Index(fields=["user", "state", "started"], name="presence_span_user_idx")
+            models.Index(fields=["user", "state", "started"], name="presence_span_user_idx"),
+            # Staffing and queue metrics' occupancy: an agent's spans by when they ended
+            # (infinity while open, SPAN_ENDED_SQL), so those overlapping a recent window are
+            # one range of it, not the agent's whole history before the window.
+            models.Index(
+                F("user"),
+                F("state"),
+                Coalesce("ended", Cast(Value("infinity"), models.DateTimeField())),
+                name="presence_span_user_end_idx",
+            ),
         ]
 
     def __str__(self) -> str:

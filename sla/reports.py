@@ -17,6 +17,18 @@ GROUPINGS = {
     "category": "t.category",
     "handler": "t.handler_id",
 }
+# Each outcome of the window with its ticket's columns the report groups and filters by,
+# found by the ticket's primary key: OFFSET 0 keeps the subquery a probe per outcome, so the
+# planner cannot join the window's outcomes to a whole read of the ticket table (or of a
+# group's whole history), which it would otherwise prefer. The window's outcomes are read by
+# sla_outcome_time_idx; the cost grows with the window, not with the years before it.
+OUTCOMES_WITH_TICKETS = """
+    oa_sla_outcome o
+    CROSS JOIN LATERAL (
+        SELECT t.handler_group_id, t.priority, t.category, t.handler_id
+        FROM oa_ticket_bill t WHERE t.id = o.ticket_id OFFSET 0
+    ) t
+"""
 # The clocks whose minutes are a duration to report: every clock of a completed ticket, and of
 # a ticket closed unfinished the response given before the close and the breached clocks.
 RESPONSE_TIMED = "NOT o.closed_before_completion OR o.response_result IN ('met', 'breached')"
@@ -71,7 +83,7 @@ def sla_report(
                    FILTER (WHERE {RESOLVE_TIMED}) AS resolve_p50,
                percentile_cont(0.9) WITHIN GROUP (ORDER BY o.resolve_minutes)
                    FILTER (WHERE {RESOLVE_TIMED}) AS resolve_p90
-        FROM oa_sla_outcome o JOIN oa_ticket_bill t ON t.id = o.ticket_id
+        FROM {OUTCOMES_WITH_TICKETS}
         WHERE {" AND ".join(where)}
         GROUP BY {key}
         ORDER BY {key} NULLS LAST
@@ -158,9 +170,12 @@ def sla_daily(
             ("closed_before_due", "closed_before_due"),
         )
     )
+    # Without a filter on the ticket no ticket is read: every outcome has its ticket (a
+    # foreign key, deleted with it), so the join would keep every row.
+    source = OUTCOMES_WITH_TICKETS if any("t." in w for w in where) else "oa_sla_outcome o"
     sql = f"""
         SELECT (o.completed_time AT TIME ZONE %(zone)s)::date AS day, {counts}
-        FROM oa_sla_outcome o JOIN oa_ticket_bill t ON t.id = o.ticket_id
+        FROM {source}
         WHERE {" AND ".join(where)}
         GROUP BY day
     """

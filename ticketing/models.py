@@ -1,5 +1,7 @@
 from django.conf import settings
 from django.db import models
+from django.db.models import F, Value
+from django.db.models.functions import Cast, Coalesce
 from django.utils.translation import gettext_lazy as _
 
 
@@ -38,6 +40,20 @@ OPEN_STATUSES = (
     TicketStatus.PENDING_PROCESS,
     TicketStatus.PROCESSING,
 )
+
+
+def worked_until():
+    """When a ticket stopped being worked: its completion, or its close; infinity while it is
+    open, so that one index range finds the tickets worked during a window (those finished
+    since it began, and the open). WORKED_UNTIL_SQL is the same expression in SQL, for the
+    statements that index serves."""
+    return Coalesce(
+        "completed_time", "closed_time", Cast(Value("infinity"), models.DateTimeField())
+    )
+
+
+# worked_until() over the ticket aliased `t`, as the planner matches it to the index.
+WORKED_UNTIL_SQL = "COALESCE(t.completed_time, t.closed_time, 'infinity'::timestamptz)"
 
 
 class Ticket(models.Model):
@@ -189,6 +205,16 @@ class Ticket(models.Model):
             ),
             # Not declared here: ticket_search_trgm_idx, the trigram index of search
             # (ticketing/search.py), an expression index built by migration 0012 in SQL.
+            # Insight: a group's arrivals by approval time (queue metrics' candidates,
+            # staffing's forecast), a range of the index rather than the group's history.
+            models.Index(
+                fields=["handler_group", "approved_time"], name="ticket_group_approved_idx"
+            ),
+            # Insight: a group's and a handler's tickets by when they stopped being worked
+            # (worked_until): queue metrics' pool picks and occupancy, staffing's handle time
+            # read the tickets worked during a window without reading those finished before.
+            models.Index(F("handler_group"), worked_until(), name="ticket_group_finished_idx"),
+            models.Index(F("handler"), worked_until(), name="ticket_handler_finished_idx"),
         ]
 
     def __str__(self) -> str:

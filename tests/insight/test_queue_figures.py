@@ -3,6 +3,7 @@ the query's plan and statement count."""
 
 import math
 import random
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -516,7 +517,7 @@ def test_the_plan_uses_indexes_and_a_call_is_a_few_statements(
     # assigned_time), and each candidate's records and events by ticket.
     plan = _plan(sql, params)
     assert "assignment_event_group_idx" in plan, plan
-    assert "Index Cond: (handler_group_id = " in plan, plan
+    assert re.search(r"Index Cond: \(+handler_group_id = ", plan), plan
     assert "Seq Scan on oa_assignment_event" not in plan, plan
     assert "Seq Scan on oa_ticket_record" not in plan, plan
     # At a few thousand rows the planner may rightly read the ticket table once, whole (a
