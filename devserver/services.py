@@ -332,8 +332,8 @@ class EmbeddedPgBouncer:
     and user), with its ini, user list and log in `data_dir`. Clients are trusted (as the local
     PostgreSQL trusts them); the user list holds the upstream user, with its password when the
     URL has one, which PgBouncer then gives the server. Runs in the foreground as the runner's
-    child; as root, as the `postgres` user (or `nobody`) through its `-u` option, since
-    PgBouncer refuses to run as root."""
+    child; as root, through its `-u` option (PgBouncer refuses to run as root), as the owner of
+    the upstream's socket directory, or `postgres`, or `nobody`."""
 
     def __init__(
         self,
@@ -420,7 +420,7 @@ class EmbeddedPgBouncer:
         (self.data_dir / "pgbouncer.ini").write_text(self.ini())
         argv = [executable]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            runs_as = _unprivileged_user()
+            runs_as = _unprivileged_user(self.upstream_host)
             argv += ["-u", runs_as]
             for path in (self.data_dir, *self.data_dir.iterdir()):
                 shutil.chown(path, user=runs_as)
@@ -473,7 +473,14 @@ class EmbeddedPgBouncer:
         self._lock.release()
 
 
-def _unprivileged_user() -> str:
+def _unprivileged_user(upstream_host: str) -> str:
+    """Whom PgBouncer runs as when started by root: the owner of the upstream's socket
+    directory when it is one (the embedded server's data directory is its owner's alone),
+    else `postgres` or `nobody`."""
+    if upstream_host.startswith("/") and os.path.isdir(upstream_host):
+        owner = pwd.getpwuid(os.stat(upstream_host).st_uid).pw_name
+        if owner != "root":
+            return owner
     for name in ("postgres", "nobody"):
         try:
             pwd.getpwnam(name)
