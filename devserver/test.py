@@ -35,6 +35,7 @@ from devserver.services import (
     EmbeddedPgBouncer,
     EmbeddedPostgres,
     EmbeddedRedis,
+    ensure_pgbouncer,
     read_dotenv,
 )
 
@@ -108,6 +109,9 @@ def main(argv: list[str]) -> int:
         if browser:
             env[BROWSER_ENV] = browser
             ensure_cjk_font(say)  # the zh-hans screenshots' glyphs
+        with_pgbouncer_job = pgbouncer_only or not pytest_args
+        if with_pgbouncer_job:  # found, or installed now (tests/test_pgbouncer.py uses it too)
+            say(f"PgBouncer for the PgBouncer job: {ensure_pgbouncer()}")
         if stop_signal is not None:
             say(f"{signal.Signals(stop_signal).name} received during start-up: stopping")
             return 128 + stop_signal
@@ -122,7 +126,7 @@ def main(argv: list[str]) -> int:
         returncode = 0
         if not pgbouncer_only:
             returncode = run_pytest(pytest_args, env)
-        if (pgbouncer_only or not pytest_args) and stop_signal is None:
+        if with_pgbouncer_job and stop_signal is None:
             say("The PgBouncer job: the database-heavy tests through PgBouncer")
             through = pgbouncer_job([*PGBOUNCER_TESTS, *pytest_args], env, run_pytest)
             returncode = returncode or through
