@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed-pyproject.stamp
 ARGS ?=
 
-.PHONY: run dev test check install messages
+.PHONY: run dev test test-pgbouncer check install messages
 
 # Production settings with the documented environment (placeholders: nothing is connected).
 DEPLOY_ENV := DJANGO_SETTINGS_MODULE=config.settings.production \
@@ -25,8 +25,14 @@ run: $(INSTALLED)
 dev: $(INSTALLED)
 	WEB_SERVER=runserver $(PYTHON) -m devserver.run
 
+# The whole suite, then (when ARGS is empty) its database-heavy tests again through PgBouncer
+# in transaction pooling mode with DB_PREPARED_STATEMENTS=false (devserver/test.py).
 test: check
 	$(PYTHON) -m devserver.test $(ARGS)
+
+# Only the PgBouncer job (Debian's pgbouncer, installed when missing); ARGS adds pytest options.
+test-pgbouncer: $(INSTALLED)
+	$(PYTHON) -m devserver.test --pgbouncer $(ARGS)
 
 # The static checks `make test` (and so CI) runs first: lint and format, the layers contract
 # (every module in a layer), types (mypy with django-stubs: [tool.mypy] in pyproject.toml),

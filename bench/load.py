@@ -27,9 +27,15 @@ stops it. Only the demo history is left out (DEMO_HISTORY_DAYS=0): the checks co
 ticket in the database. `--stack both` runs the production stack and then `make run`'s, the
 same load on each, and prints their figures side by side with the ratios.
 
+`--pgbouncer` runs the production stack twice, the same load on each: on the database
+directly, then through a PgBouncer in transaction pooling mode (devserver/services.py,
+Debian's package, installed when missing) with DB_PREPARED_STATEMENTS=false, as a deployment
+behind one runs; the checks must hold on both, and the figures are printed side by side.
+BENCH_DATABASE names the load database (default ticketdesk_load).
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/7 \\
         .venv/bin/python bench/load.py [--rate 4] [--seconds 60] [--search 4,8,12,16,20,24,32] \\
-        [--make-run | --stack production|make-run|both]
+        [--make-run | --stack production|make-run|both | --pgbouncer]
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ from bench.common import (  # noqa: E402
     setup_django,
 )
 
-DATABASE = "ticketdesk_load"
+DATABASE = os.environ.get("BENCH_DATABASE") or "ticketdesk_load"
 GROUPS = 10
 AGENTS = 200
 STRATEGIES = (1, 2, 3, 4)  # round robin, least load, online priority, longest idle
@@ -233,6 +239,45 @@ class MakeRunStack:
             os.killpg(self.process.pid, signal.SIGKILL)
             code = self.process.wait()
         return {"make run": code}
+
+
+class PgBouncerStack(Stack):
+    """The production stack with DATABASE_URL through a PgBouncer (transaction pooling) in
+    front of the load database's server, and DB_PREPARED_STATEMENTS=false."""
+
+    label = "production settings through PgBouncer (transaction pooling), no prepared statements"
+
+    def __init__(self, database_url: str, redis_url: str):
+        from devserver.services import EmbeddedPgBouncer
+
+        self.pgbouncer = EmbeddedPgBouncer(
+            Path(tempfile.mkdtemp(prefix="load-pgbouncer-")) / "pgbouncer", database_url
+        )
+        self.pgbouncer.start()
+        try:
+            super().__init__(self.pgbouncer.url_for(database_url), redis_url)
+        except BaseException:
+            self.pgbouncer.stop()
+            raise
+
+    def _start(self, name, argv, env) -> None:
+        super()._start(name, argv, {**env, "DB_PREPARED_STATEMENTS": "false"})
+
+    def stop(self) -> dict[str, int]:
+        try:
+            return super().stop()
+        finally:
+            import psycopg
+
+            try:
+                stats = self.pgbouncer.show("STATS")
+                pooled = sum(
+                    int(str(r["total_xact_count"])) for r in stats if r["database"] == DATABASE
+                )
+                print(f"  PgBouncer pooled {pooled} transactions on {DATABASE}")
+            except psycopg.Error as exc:
+                print(f"  PgBouncer's figures could not be read: {exc}")
+            self.pgbouncer.stop()
 
 
 # Data --------------------------------------------------------------------------------------------
@@ -654,7 +699,7 @@ def _interrupt(signum, _frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-STACKS = {"production": Stack, "make-run": MakeRunStack}
+STACKS = {"production": Stack, "make-run": MakeRunStack, "pgbouncer": PgBouncerStack}
 
 
 def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url: str) -> dict:
@@ -842,6 +887,28 @@ def side_by_side(results: dict[str, list[dict]], args: argparse.Namespace) -> bo
     return within and (bar or not measured)
 
 
+def pgbouncer_side_by_side(results: dict[str, list[dict]], args: argparse.Namespace) -> None:
+    """The production stack's figures on the database directly beside those through PgBouncer,
+    with the ratio."""
+    direct, pooled = results["production"][0], results["pgbouncer"][0]
+    print(
+        f"\nSide by side: {args.rate:g} approvals/s for {args.seconds:.0f} s, production stack "
+        "on the database directly (prepared statements on), then through PgBouncer "
+        "(transaction pooling, DB_PREPARED_STATEMENTS=false), in this session"
+    )
+    print(f"  {'main run':24} {'direct':>12} {'PgBouncer':>12} {'PgBouncer / direct':>19}")
+    for name in COMPARED:
+        ratio = pooled[name] / direct[name] if direct[name] else float("nan")
+        print(f"  {name:24} {direct[name]:>12.1f} {pooled[name]:>12.1f} {ratio:>19.2f}")
+    for name, label in (
+        ("best", f"search: best rate p95<{APPROVAL_P95_TARGET_MS}"),
+        ("errors", "5xx (whole run)"),
+        ("peak", "PostgreSQL conns, peak"),
+        ("ok", "checks held"),
+    ):
+        print(f"  {label:24} {direct.get(name, '-')!s:>12} {pooled.get(name, '-')!s:>12}")
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)  # stop the stack on SIGTERM too (finally below)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -874,6 +941,12 @@ def main() -> None:
         help="with --stack both: rounds of the two, in alternating order (production first, "
         "then make run first, ...); the table gives medians",
     )
+    parser.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="the production stack on the database directly, then through PgBouncer in "
+        "transaction pooling mode (DB_PREPARED_STATEMENTS=false), figures side by side",
+    )
     args = parser.parse_args()
 
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7")
@@ -883,7 +956,9 @@ def main() -> None:
     database_url = os.environ["DATABASE_URL"]
     print(f"Load run on {os.cpu_count()} cores; database {DATABASE}, Redis {redis_url}")
     assert settings.DATABASES["default"]["NAME"] == DATABASE
-    if args.stack == "both":
+    if args.pgbouncer:
+        args.order = ["production", "pgbouncer"]
+    elif args.stack == "both":
         pair = ["production", "make-run"]
         args.order = [k for n in range(args.rounds) for k in (pair if n % 2 == 0 else pair[::-1])]
     else:
@@ -893,7 +968,9 @@ def main() -> None:
         print(f"\n=== {kind} ({n}/{len(args.order)}) ===", flush=True)
         results[kind].append(run_stack(kind, args, redis_url, database_url))
     ok = all(r["ok"] for runs in results.values() for r in runs)
-    if args.stack == "both":
+    if args.pgbouncer:
+        pgbouncer_side_by_side(results, args)
+    elif args.stack == "both":
         ok = side_by_side(results, args) and ok
     if not ok:
         sys.exit(1)

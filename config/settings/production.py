@@ -7,12 +7,19 @@ be turned off or tuned by its variable. `manage.py check --deploy` prints no war
 defaults (tests/security/test_settings.py)."""
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import DATABASES, env
 
 DEBUG = False
 SECRET_KEY = env("DJANGO_SECRET_KEY")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
-DATABASES = {"default": env.db("DATABASE_URL")}  # noqa: F405 (no localhost default here)
+# base's database, on DATABASE_URL with no localhost default: its options (prepared
+# statements, server-side cursors: DB_PREPARED_STATEMENTS, DB_SERVER_SIDE_CURSORS) kept.
+DATABASES = {
+    "default": {
+        **env.db("DATABASE_URL"),
+        **{key: DATABASES["default"][key] for key in ("OPTIONS", "DISABLE_SERVER_SIDE_CURSORS")},
+    }
+}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

@@ -180,10 +180,13 @@ def test_a_submission_into_a_group_never_waits_for_its_routing_lock(applicant):
 
     def submit_meanwhile():
         locked.wait(10)
-        with connection.cursor() as cursor:
-            cursor.execute("SET lock_timeout = '2s'")
         try:
-            return submit(group, applicant)
+            # For this transaction only: behind a transaction pooler (the PgBouncer job) a
+            # session-level SET stays on whichever server connection ran it.
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL lock_timeout = '2s'")
+                return submit(group, applicant)
         finally:
             release.set()
 
