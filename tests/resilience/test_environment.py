@@ -122,9 +122,11 @@ def test_web_worker_and_beat_start_with_a_lower_case_log_level(tmp_path):
                 pass
             assert time.monotonic() < deadline, "gunicorn did not answer"
             time.sleep(0.5)
-        while not current_app.control.ping(timeout=1):
-            alive()
-            assert time.monotonic() < deadline, "the worker did not answer a ping"
+        # A connection of its own: an earlier test may have closed the app's pool.
+        with current_app.connection_for_write() as broker_connection:
+            while not current_app.control.ping(timeout=1, connection=broker_connection):
+                alive()
+                assert time.monotonic() < deadline, "the worker did not answer a ping"
         alive()  # beat, too, after all this time
     finally:
         for process in processes.values():
