@@ -24,7 +24,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
@@ -118,7 +118,7 @@ CHECKS: dict[str, Check] = {
 @csrf_exempt
 @never_cache
 @require_GET
-def readyz(request):
+def readyz(request: HttpRequest) -> JsonResponse:
     checks: dict[str, str] = {}
     failed: list[str] = []
     degraded: list[str] = []
