@@ -32,7 +32,7 @@ submitted after it is approved and assigned. One row per fault: requests failed 
 fault and after it, time to recover, SLA levels, checks held (the failed ones with counts).
 
     .venv/bin/python bench/faults.py [--faults worker,redis,postgres,beat,web]
-        [--beat-stop-seconds 120] [--down-seconds 10] [--rate 4] [--agents 200 --groups 10]
+        [--beat-stop-seconds 120] [--down-seconds 10] [--rate 2] [--agents 200 --groups 10]
 """
 
 from __future__ import annotations
@@ -197,7 +197,9 @@ class FaultLoad(loadbench.Load):
     """The load bench's clients, retrying, counting the tickets still being submitted."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, retry=True, **kwargs)
+        # More threads than the load bench's 48: a retrying client holds its thread while it
+        # backs off, and the agents' completions must not wait behind it.
+        super().__init__(*args, threads=96, retry=True, **kwargs)
         self.submitting = 0
 
     def submit_and_approve(self, when, n, prefix="load", ticket=None):
@@ -571,7 +573,7 @@ def main() -> None:
     parser.add_argument(
         "--down-seconds", type=float, default=10, help="how long Redis and PostgreSQL stay down"
     )
-    parser.add_argument("--rate", type=float, default=4, help="approvals/s, steady")
+    parser.add_argument("--rate", type=float, default=2, help="approvals/s, steady")
     parser.add_argument("--agents", type=int, default=loadbench.AGENTS)
     parser.add_argument("--groups", type=int, default=loadbench.GROUPS)
     parser.add_argument(

@@ -90,11 +90,12 @@ def _free_port() -> int:
 
 
 class Stack:
-    """web (gunicorn, 4 workers), worker (2 processes) and beat, each from runtime/commands.py,
-    with production settings; stopped with SIGTERM as a supervisor would."""
+    """web (gunicorn, 4 workers), the workers (2 processes each) and beat, each from
+    runtime/commands.py, with production settings; stopped with SIGTERM as a supervisor
+    would."""
 
     def __init__(self, database_url: str, redis_url: str, *, node: int = 1):
-        from runtime.commands import beat_command, web_command, worker_command
+        from runtime.commands import COMMANDS
 
         self.node = node
         self.port = _free_port()
@@ -124,11 +125,10 @@ class Stack:
             "REFERENCE_CACHE_SECONDS": "5",
         }
         self.env = env
-        # What each process runs (bench/faults.py stops and starts them by name).
+        # Every long-running process a deployment runs (all but the one-shot migrate), by its
+        # name in runtime/commands.py; bench/faults.py stops and starts them by that name.
         self.commands = {
-            "web": web_command(env),
-            "worker": worker_command(env),
-            "beat": beat_command(env),
+            name: command(env) for name, command in COMMANDS.items() if name != "migrate"
         }
         self.processes: dict[str, subprocess.Popen] = {}
         for name in self.commands:
