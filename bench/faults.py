@@ -96,7 +96,11 @@ class OwnPostgres:
         )
 
     def restart(self) -> None:
-        self.server._start()  # the data directory's lock is still ours
+        """Start it again on the same data and socket (crash recovery runs at start)."""
+        server = self.server._server
+        assert server is not None
+        with server._lock:  # get_server would hand back its cached handle: start it anew
+            server.ensure_postgres_running()
 
     def stop(self) -> None:
         self.server.stop()
@@ -479,6 +483,7 @@ def run_fault(harness: Harness, fault: str, index: int) -> Row:
         category=WATCH_CATEGORY,
     )
     mark = load.approved
+    planned += mark  # progress shows the approvals so far against those planned so far
     loadbench.progress(f"{fault}: before the fault", load, start, args.lead_seconds, planned)
     print(f"  {fault}: fault begins (expected to last about {lasts:g} s)", flush=True)
     window = INJECT[fault](harness)

@@ -773,8 +773,8 @@ STACKS = {"production": Stack, "make-run": MakeRunStack}
 def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url: str) -> dict:
     """One whole load run (world, stack, main run, checks, search) against one stack; returns
     the figures the side-by-side table compares."""
-    world = build_world(redis_url)
-    print(f"  {AGENTS} agents in {GROUPS} groups (strategies {STRATEGIES}), tokens ready")
+    world = build_world(redis_url, agents=args.agents, groups=args.groups)
+    print(f"  {args.agents} agents in {args.groups} groups (strategies {STRATEGIES}), tokens ready")
     stacks = start_stacks(kind, args.nodes, database_url, redis_url)
     sampler = Sampler()
     search = [float(r) for r in args.search.split(",") if r.strip()]
@@ -1050,6 +1050,8 @@ def main() -> None:
         help="with --stack both: rounds of the two, in alternating order (production first, "
         "then make run first, ...); the table gives medians",
     )
+    parser.add_argument("--agents", type=int, default=AGENTS)
+    parser.add_argument("--groups", type=int, default=GROUPS)
     parser.add_argument(
         "--nodes",
         type=int,
@@ -1069,8 +1071,9 @@ def main() -> None:
     from django.conf import settings
 
     database_url = os.environ["DATABASE_URL"]
-    print(f"Load run on {os.cpu_count()} cores; database {DATABASE}, Redis {redis_url}")
-    assert settings.DATABASES["default"]["NAME"] == DATABASE
+    database = os.environ.get("BENCH_DATABASE") or DATABASE  # as setup_django chose
+    print(f"Load run on {os.cpu_count()} cores; database {database}, Redis {redis_url}")
+    assert settings.DATABASES["default"]["NAME"] == database
     if args.stack == "both":
         pair = ["production", "make-run"]
         args.order = [k for n in range(args.rounds) for k in (pair if n % 2 == 0 else pair[::-1])]
