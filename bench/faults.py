@@ -26,7 +26,9 @@ After each fault, once the world settled, the load bench's checks (every approve
 assigned or waiting in one pool, no agent above max_active, every assignment notified exactly
 once, the outbox drained, every submission one ticket) and: every SLA level due during the
 fault fired exactly once after it (one record, its notices), and no request failed after the
-fault ended (+1 s) — a 5xx or a dropped connection for longer than the fault lasted. The time
+fault ended (+1 s) — a 5xx or a dropped connection for longer than the fault lasted — and
+no process of the stack exited: a supervisor (as compose's `restart: unless-stopped`) starts
+one that did again, and the row says so. The time
 to recover runs from the fault's start until the last failed request and until a probe ticket
 submitted after it is approved and assigned. One row per fault: requests failed during the
 fault and after it, time to recover, SLA levels, checks held (the failed ones with counts).
@@ -44,6 +46,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -303,9 +306,11 @@ def fault_postgres(harness: Harness) -> Window:
 
 def fault_beat(harness: Harness) -> Window:
     window = begin()
+    harness.supervisor.hold("beat")
     harness.stack.stop_process("beat")
     time.sleep(harness.args.beat_stop_seconds)
     harness.stack.start("beat")
+    harness.supervisor.release("beat")
     return window.end(f"stopped {harness.args.beat_stop_seconds:g} s")
 
 
@@ -395,6 +400,7 @@ class Row:
     sla: SlaWindow = field(default_factory=SlaWindow)
     checks: dict[str, bool] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    restarted: list[str] = field(default_factory=list)  # by the supervisor: name (exit code)
 
     @property
     def held(self) -> int:
@@ -402,6 +408,44 @@ class Row:
 
 
 # The run ------------------------------------------------------------------------------------
+
+
+class Supervisor:
+    """What compose's `restart: unless-stopped` (or systemd) does: a process of the stack that
+    exits when nobody stopped it is started again within a second, and that is written down
+    (a process that had to be restarted did not survive the fault by itself)."""
+
+    def __init__(self, stack: loadbench.Stack) -> None:
+        self.stack = stack
+        self.held: set[str] = set()  # stopped on purpose (beat during its fault)
+        self.restarts: list[tuple[float, str, int]] = []  # (monotonic, name, exit code)
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.stopping.wait(0.5):
+            with self.lock:
+                for name, proc in list(self.stack.processes.items()):
+                    code = proc.poll()
+                    if code is None or name in self.held:
+                        continue
+                    print(f"  supervisor: {name} exited ({code}); starting it again", flush=True)
+                    self.restarts.append((time.monotonic(), name, code))
+                    self.stack.start(name)
+
+    def hold(self, name: str) -> None:
+        with self.lock:
+            self.held.add(name)
+
+    def release(self, name: str) -> None:
+        with self.lock:
+            self.held.discard(name)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join()
 
 
 @dataclass
@@ -414,6 +458,7 @@ class Harness:
     sampler: loadbench.Sampler
     watch: Watch
     world: loadbench.World
+    supervisor: Supervisor
 
 
 def probe(harness: Harness, fault: str, after: float) -> float | None:
@@ -469,6 +514,7 @@ def run_fault(harness: Harness, fault: str, index: int) -> Row:
     lasts = expected_seconds(fault, args)
     print(f"\n=== {fault} ({index}/{len(args.fault_list)}) ===", flush=True)
     harness.sampler.most_active = 0
+    restarts = len(harness.supervisor.restarts)
     start = time.monotonic()
     first = index * 100_000
     traffic = args.lead_seconds + lasts + args.tail_seconds
@@ -533,6 +579,11 @@ def run_fault(harness: Harness, fault: str, index: int) -> Row:
     row.counts[name] = row.failed_after
     name = "recovered (a new ticket approved and assigned)"
     row.checks[name] = row.recovered is not None
+    name = "every process kept running (none restarted by the supervisor)"
+    restarted = harness.supervisor.restarts[restarts:]
+    row.checks[name] = not restarted
+    row.counts[name] = len(restarted)
+    row.restarted = [f"{proc} ({code})" for _t, proc, code in restarted]
     print(
         f"  {fault}: {load.approved - mark} approved; requests during the fault "
         f"{row.requests_during}, failed {row.failed_during}; failed after it {row.failed_after}; "
@@ -542,6 +593,8 @@ def run_fault(harness: Harness, fault: str, index: int) -> Row:
     for check, ok in row.checks.items():
         extra = f" ({row.counts[check]})" if not ok and row.counts.get(check) else ""
         print(f"  [{'ok' if ok else 'FAILED'}] {check}{extra}")
+    if row.restarted:
+        print(f"  restarted by the supervisor: {', '.join(row.restarted)}")
     return row
 
 
@@ -621,7 +674,15 @@ def main() -> None:
         print(f"  stack up ({stack.label}) on {stack.base}; logs {stack.logs}")
         load = FaultLoad(stack.base, world)
         harness = Harness(
-            args, postgres, redis_server, stack, load, loadbench.Sampler(), watch, world
+            args,
+            postgres,
+            redis_server,
+            stack,
+            load,
+            loadbench.Sampler(),
+            watch,
+            world,
+            Supervisor(stack),
         )
         per_fault = args.lead_seconds + args.tail_seconds + 30
         total = sum(expected_seconds(f, args) + per_fault for f in args.fault_list)
@@ -639,6 +700,7 @@ def main() -> None:
     finally:
         codes = {}
         if harness is not None:
+            harness.supervisor.stop()
             harness.load.stop()
             harness.sampler.stop()
             codes = harness.stack.stop()
