@@ -355,6 +355,14 @@ class SlaWindow:
     due: int = 0
     fired_once: int = 0
     max_lag: float = 0.0
+    unfired: int = 0  # still pending (or void, skipped)
+    twice: int = 0  # more than one record of the level
+    untold: int = 0  # fired, but not every recipient has its notice
+
+    @property
+    def why(self) -> str:
+        parts = {"not fired": self.unfired, "fired twice": self.twice, "not told": self.untold}
+        return ", ".join(f"{name} {n}" for name, n in parts.items() if n)
 
     @property
     def broken(self) -> int:
@@ -380,6 +388,9 @@ def sla_window(group: int, started_at: datetime, ended_at: datetime) -> SlaWindo
             and notices == (recipients or 0) > 0
         )
         result.fired_once += once
+        result.unfired += state != "fired"
+        result.twice += records > 1
+        result.untold += state == "fired" and records == 1 and notices != (recipients or 0)
         if fired_at is not None:
             result.max_lag = max(result.max_lag, (fired_at - due_at).total_seconds())
     return result
@@ -574,6 +585,8 @@ def run_fault(harness: Harness, fault: str, index: int) -> Row:
     name = "every SLA level due during the fault fired exactly once after it"
     row.checks[name] = row.sla.broken == 0
     row.counts[name] = row.sla.broken
+    if row.sla.broken:
+        print(f"  SLA levels due during the fault: {row.sla.why}")
     name = "no request failed for longer than the fault lasted"
     row.checks[name] = row.failed_after == 0
     row.counts[name] = row.failed_after
