@@ -1,9 +1,10 @@
 """Load run against the production stack on this machine (issue 11, "proven under load").
 
 Starts the project's own production command lines (runtime/commands.py) with production
-settings: gunicorn with 4 workers (gthread), one Celery worker with 2 processes, one beat, on
-the real PostgreSQL and Redis named by DATABASE_URL / REDIS_URL (a dedicated database,
-`ticketdesk_load`, and the Redis database in REDIS_URL, which is flushed). Then:
+settings: gunicorn with 4 workers (gthread), Celery workers for critical and for slow work with
+2 processes each, one beat, on the real PostgreSQL and Redis named by DATABASE_URL / REDIS_URL
+(a dedicated database, `ticketdesk_load`, and the Redis database in REDIS_URL, which is
+flushed). Then:
 
 - 200 agents in 10 groups (strategies round robin, least load, online priority, longest idle
   in turn; presence required, 5 active tickets each at most; the longest-idle groups offer
@@ -90,9 +91,9 @@ def _free_port() -> int:
 
 
 class Stack:
-    """web (gunicorn, 4 workers), the workers (2 processes each) and beat, each from
-    runtime/commands.py, with production settings; stopped with SIGTERM as a supervisor
-    would."""
+    """web (gunicorn, 4 workers), the critical worker (2 processes), the slow worker (2) and
+    beat — every long-running process runtime/commands.py names — with production settings;
+    stopped with SIGTERM as a supervisor would."""
 
     def __init__(self, database_url: str, redis_url: str, *, node: int = 1):
         from runtime.commands import COMMANDS
@@ -175,7 +176,7 @@ class Stack:
             time.sleep(0.5)
         raise RuntimeError(f"the stack did not become ready in {timeout:.0f} s")
 
-    label = "production settings: gunicorn 4 workers × 4 threads, Celery 2 processes, beat"
+    label = "production settings: gunicorn 4 workers × 4 threads, Celery 2 + 2 processes, beat"
 
     def stop(self) -> dict[str, int]:
         for proc in self.processes.values():

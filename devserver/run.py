@@ -2,9 +2,9 @@
 
 Uses the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL, or starts embedded ones with
 their data in ./.data (kept between runs). Then migrates, collects static files, loads the demo
-data and runs gunicorn, a Celery worker and celery-beat — the command lines of
-runtime/commands.py — until Ctrl-C / SIGTERM, when it stops all of them and the embedded
-servers it started. If any of them dies, it stops the rest and exits non-zero.
+data and runs gunicorn, two Celery workers (time-critical and slow work) and celery-beat — the
+command lines of runtime/commands.py — until Ctrl-C / SIGTERM, when it stops all of them and the
+embedded servers it started. If any of them dies, it stops the rest and exits non-zero.
 
 Two settings modules, chosen here unless DJANGO_SETTINGS_MODULE says otherwise:
 
@@ -35,6 +35,7 @@ from runtime.commands import (
     METRICS_DIR_ENV,
     beat_command,
     reset_metrics_dir,
+    slow_worker_command,
     web_command,
     worker_command,
 )
@@ -100,6 +101,7 @@ def main() -> int:
             web = web_command({**env, "WEB_BIND": _address(host, port)})
         supervisor.start("web", web, env=env)
         supervisor.start("worker", worker_command(env), env=env)
+        supervisor.start("worker-slow", slow_worker_command(env), env=env)
         supervisor.start("beat", beat_command(env), env=env)
         announce = _announce_when_listening(host, port, env, started, warning)
         code = supervisor.watch(on_tick=announce)

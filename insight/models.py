@@ -47,6 +47,12 @@ class Simulation(models.Model):
     )
     created = models.DateTimeField(verbose_name=_("created"), default=timezone.now)
     finished = models.DateTimeField(verbose_name=_("finished"), null=True, blank=True)
+    # Recovery (services.simulation_sweep): when it was last handed to the broker, when its
+    # current run started and last showed it was alive, and how many runs it has had.
+    enqueued = models.DateTimeField(verbose_name=_("enqueued"), null=True, blank=True)
+    started = models.DateTimeField(verbose_name=_("started"), null=True, blank=True)
+    heartbeat = models.DateTimeField(verbose_name=_("heartbeat"), null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(verbose_name=_("attempts"), default=0)
 
     class Meta:
         verbose_name = _("simulation")
@@ -54,7 +60,13 @@ class Simulation(models.Model):
         db_table = "insight_simulation"
         indexes = [
             # The dashboard: a group's latest finished simulation.
-            models.Index(fields=["group", "status", "created"], name="simulation_group_idx")
+            models.Index(fields=["group", "status", "created"], name="simulation_group_idx"),
+            # The recovery sweep: the few simulations not finished.
+            models.Index(
+                fields=["status"],
+                name="simulation_unfinished_idx",
+                condition=models.Q(status__in=["queued", "running"]),
+            ),
         ]
 
     def __str__(self) -> str:

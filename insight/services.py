@@ -3,12 +3,15 @@ command and the worker), the Simulation rows the API creates, and the worker's r
 
 import logging
 import statistics
+import threading
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime, timedelta
 
 from celery import current_app
-from django.db import transaction
+from django.db import connections, transaction
+from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from handler_groups.models import HandlerGroup
 
@@ -195,7 +198,9 @@ def simulate_params(params: dict, *, progress=None) -> dict:
 
 def simulation_request(*, user, group: HandlerGroup | None, params: dict) -> Simulation:
     """A queued Simulation, handed to a worker once the transaction commits."""
-    simulation = Simulation.objects.create(group=group, params=params, created_by=user)
+    simulation = Simulation.objects.create(
+        group=group, params=params, created_by=user, enqueued=timezone.now()
+    )
     simulation_id = simulation.pk
 
     def enqueue():
@@ -213,23 +218,136 @@ def simulation_request(*, user, group: HandlerGroup | None, params: dict) -> Sim
     return simulation
 
 
-def run_simulation(simulation_id: int) -> str:
-    """The worker: queued → running → done (result) or failed (error). Returns the status."""
-    claimed = Simulation.objects.filter(pk=simulation_id, status=SimulationStatus.QUEUED).update(
-        status=SimulationStatus.RUNNING
+# Recovery (simulation_sweep, beat every 30 s): a running simulation's worker writes a heartbeat
+# every HEARTBEAT_SECONDS; one silent for STALE_AFTER has lost its worker (SIGKILL, OOM, a
+# node gone) and is queued again, at most MAX_ATTEMPTS runs in all, then failed with the
+# reason. A queued one no worker has taken for REQUEUE_AFTER may have lost its message (Redis
+# restarted empty): it is handed over again (a duplicate message finds it claimed and does
+# nothing), and failed once it has waited GIVE_UP_QUEUED_AFTER. Never stuck.
+HEARTBEAT_SECONDS = 10.0
+STALE_AFTER = timedelta(seconds=60)
+REQUEUE_AFTER = timedelta(minutes=2)
+GIVE_UP_QUEUED_AFTER = timedelta(hours=1)
+MAX_ATTEMPTS = 3
+
+
+def run_simulation(simulation_id: int, *, now: datetime | None = None) -> str:
+    """The worker: queued → running → done (result) or failed (error). Returns the status, or
+    "skipped" when it was not queued (another message of it ran it, or it was given up).
+    While it runs a heartbeat thread shows it alive; the outcome is written only if this run
+    is still the simulation's current one (the sweep may have given it to another worker)."""
+    now = now or timezone.now()
+    claimed = Simulation.objects.filter(
+        pk=simulation_id, status=SimulationStatus.QUEUED, attempts__lt=MAX_ATTEMPTS
+    ).update(
+        status=SimulationStatus.RUNNING, started=now, heartbeat=now, attempts=F("attempts") + 1
     )
     if not claimed:
         return "skipped"
     simulation = Simulation.objects.get(pk=simulation_id)
-    try:
-        result = simulate_params(simulation.params)
-    except Exception as exc:
-        logger.exception("simulation failed", extra={"simulation": simulation_id})
-        simulation.status = SimulationStatus.FAILED
-        simulation.error = f"{type(exc).__name__}: {exc}"
-    else:
-        simulation.status = SimulationStatus.DONE
-        simulation.result = result
-    simulation.finished = timezone.now()
-    simulation.save(update_fields=["status", "result", "error", "finished"])
-    return simulation.status
+    this_run = Simulation.objects.filter(
+        pk=simulation_id, status=SimulationStatus.RUNNING, attempts=simulation.attempts
+    )
+    status, result, error = SimulationStatus.DONE, None, ""
+    with _Heartbeat(this_run):
+        try:
+            result = simulate_params(simulation.params)
+        except Exception as exc:
+            logger.exception("simulation failed", extra={"simulation": simulation_id})
+            status, error = SimulationStatus.FAILED, f"{type(exc).__name__}: {exc}"
+    written = this_run.update(status=status, result=result, error=error, finished=timezone.now())
+    if not written:
+        logger.warning("simulation run superseded", extra={"simulation": simulation_id})
+        return "superseded"
+    return status
+
+
+class _Heartbeat:
+    """A thread that stamps `run` (a queryset of the one running simulation) every
+    HEARTBEAT_SECONDS until the block ends, on its own database connection."""
+
+    def __init__(self, run):
+        self._run = run
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="simulation-heartbeat", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        self._thread.join(timeout=HEARTBEAT_SECONDS)
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(HEARTBEAT_SECONDS):
+                try:
+                    self._run.update(heartbeat=timezone.now())
+                except Exception:  # the database is away: the next beat tries again
+                    logger.warning("simulation heartbeat failed", exc_info=True)
+        finally:
+            connections.close_all()
+
+
+def simulation_sweep(*, now: datetime | None = None) -> dict[str, int]:
+    """Recover simulations that would otherwise stay running or queued forever (see
+    HEARTBEAT_SECONDS). Locks the unfinished rows it changes (skip locked: a second sweep or a
+    claiming worker is left alone). Returns how many were queued again, handed over again, and
+    failed."""
+    now = now or timezone.now()
+    requeued, resent, failed = [], [], []
+    stale = Q(heartbeat__lt=now - STALE_AFTER) | Q(
+        heartbeat__isnull=True, created__lt=now - STALE_AFTER
+    )
+    waiting = Q(enqueued__lt=now - REQUEUE_AFTER) | Q(
+        enqueued__isnull=True, created__lt=now - REQUEUE_AFTER
+    )
+    with transaction.atomic():
+        for simulation in Simulation.objects.select_for_update(skip_locked=True).filter(
+            Q(status=SimulationStatus.RUNNING) & stale | Q(status=SimulationStatus.QUEUED) & waiting
+        )[:100]:
+            if simulation.status == SimulationStatus.RUNNING:
+                if simulation.attempts >= MAX_ATTEMPTS:
+                    reason = gettext(
+                        "The worker running this simulation stopped %(attempts)s times; "
+                        "it was not tried again."
+                    ) % {"attempts": simulation.attempts}
+                    failed.append((simulation.pk, reason))
+                else:
+                    requeued.append(simulation.pk)
+            elif simulation.attempts >= MAX_ATTEMPTS:  # queued after its last run: give up
+                reason = gettext("No worker could finish this simulation in %(attempts)s runs.") % {
+                    "attempts": simulation.attempts
+                }
+                failed.append((simulation.pk, reason))
+            elif simulation.created < now - GIVE_UP_QUEUED_AFTER:
+                failed.append(
+                    (simulation.pk, gettext("No worker took this simulation within an hour."))
+                )
+            else:
+                resent.append(simulation.pk)
+        Simulation.objects.filter(pk__in=requeued).update(
+            status=SimulationStatus.QUEUED, enqueued=now, heartbeat=None
+        )
+        Simulation.objects.filter(pk__in=resent).update(enqueued=now)
+        for simulation_id, reason in failed:
+            Simulation.objects.filter(pk=simulation_id).update(
+                status=SimulationStatus.FAILED, error=reason, finished=now
+            )
+        ids = [*requeued, *resent]
+        transaction.on_commit(lambda: _hand_over(ids))
+    if requeued or failed:
+        logger.warning(
+            "simulations recovered",
+            extra={"requeued": requeued, "resent": resent, "failed": [f[0] for f in failed]},
+        )
+    return {"requeued": len(requeued), "resent": len(resent), "failed": len(failed)}
+
+
+def _hand_over(simulation_ids: list[int]) -> None:
+    for simulation_id in simulation_ids:
+        try:
+            current_app.send_task(SIMULATE_TASK, args=(simulation_id,))
+        except Exception:  # the broker is down: the next sweep tries again
+            logger.exception("could not enqueue a simulation", extra={"simulation": simulation_id})

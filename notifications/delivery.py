@@ -30,7 +30,18 @@ def backoff_seconds(attempts: int, rng: random.Random | None = None) -> float:
     return (rng or random).uniform(ceiling / 2, ceiling)
 
 
-LEASE = timedelta(minutes=5)
+# A delivery in flight when its worker died is sent again once its lease has run out and the
+# outbox sweep (every OUTBOX_SWEEP_SECONDS, a migration's schedule) has seen it: within
+# LEASE + OUTBOX_SWEEP_SECONDS = 45 s. No attempt outlives its lease: each send has a timeout
+# of channels.base.SEND_TIMEOUT_SECONDS at most (webhooks' own setting is capped to it,
+# EMAIL_TIMEOUT defaults to it) and the task a time limit just inside the lease (tasks.py), so
+# a slow attempt is never doubled by the sweep (tests/notifications/test_delivery_lease.py).
+LEASE = timedelta(seconds=30)
+ATTEMPT_TIME_LIMIT_SECONDS = 25
+OUTBOX_SWEEP_SECONDS = 15
+# A pending delivery due this long ago has lost its message (or waits behind slow receivers:
+# a second message is harmless). Lost deliveries go again within SWEEP_GRACE plus one sweep.
+SWEEP_GRACE = timedelta(seconds=60)
 
 # outcome: sent, failed (permanently), retried (a transient failure, tried again later).
 ATTEMPTS = Counter(
@@ -129,9 +140,11 @@ def _schedule(delivery_id: int, at: datetime, now: datetime) -> None:
         logger.exception("could not schedule retry", extra={"delivery_id": delivery_id})
 
 
-def outbox_sweep(*, now: datetime | None = None, grace: timedelta = timedelta(minutes=2)) -> int:
+def outbox_sweep(*, now: datetime | None = None, grace: timedelta = SWEEP_GRACE) -> int:
     """Re-enqueue deliveries whose task was lost: due for longer than `grace` but still
-    pending, or leased by a worker that died (lease expired). Returns how many."""
+    pending (the broker lost the message, e.g. Redis came back empty), or leased by a worker
+    that died (lease expired). Returns how many. A delivery still waiting its turn in the
+    queue may be enqueued twice; the claim lets one of them through."""
     now = now or timezone.now()
     with transaction.atomic():
         abandoned = list(

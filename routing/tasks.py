@@ -2,16 +2,27 @@
 migrations) and the enqueuing services use; they predate the routing app and stay as they
 are, so queued tasks and schedules survive the move."""
 
+import logging
 from datetime import datetime
 
+import redis
 from celery import shared_task
 
 from . import drain, offers, presence, reconcile, sweeps
 
+logger = logging.getLogger(__name__)
+
 
 @shared_task(name="handler_groups.presence_sweep", ignore_result=True)
 def presence_sweep() -> dict:
-    return presence.presence_sweep()
+    # Every 15 s: the first thing after Redis came back empty is to rebuild the pools. With
+    # Redis down there is nothing to rebuild yet; the sweep itself still runs.
+    try:
+        rebuilt = reconcile.ensure_rebuilt()
+    except redis.RedisError:
+        logger.warning("routing state not checked: Redis unavailable", exc_info=True)
+        rebuilt = None
+    return {**presence.presence_sweep(), "rebuilt_groups": rebuilt or 0}
 
 
 @shared_task(name="handler_groups.reconcile", ignore_result=True)

@@ -49,8 +49,18 @@ def web_command(env: Mapping[str, str] | None = None) -> list[str]:
     ]
 
 
-def worker_command(env: Mapping[str, str] | None = None) -> list[str]:
-    env = os.environ if env is None else env
+# The queues each kind of worker consumes (config/settings/base.py routes the tasks): time-
+# critical work apart from slow work, so no simulation or slow webhook receiver can hold up
+# an SLA level. CELERY_QUEUES (comma-separated) overrides a kind's list, e.g. to give
+# deliveries their own processes.
+CRITICAL_QUEUES = "critical"
+SLOW_QUEUES = "deliveries,slow"
+# Slow work yields the CPU to critical work on a shared machine (a nice value, not a limit:
+# idle cores still go to it).
+SLOW_NICENESS = "10"
+
+
+def _celery_worker(env: Mapping[str, str], *, queues: str, node: str, concurrency: str):
     return [
         sys.executable,
         "-m",
@@ -60,9 +70,39 @@ def worker_command(env: Mapping[str, str] | None = None) -> list[str]:
         "worker",
         "-l",
         _get(env, "LOG_LEVEL", "info").lower(),
+        "-Q",
+        _get(env, "CELERY_QUEUES", queues),
+        # Distinct names, so both kinds on one host answer `celery inspect` separately.
+        "-n",
+        _get(env, "CELERY_NODE_NAME", node),
         "--concurrency",
-        _get(env, "CELERY_CONCURRENCY", "2"),
+        concurrency,
     ]
+
+
+def worker_command(env: Mapping[str, str] | None = None) -> list[str]:
+    """The time-critical worker: SLA ticks and scans, routing, assignment notices, sweeps."""
+    env = os.environ if env is None else env
+    return _celery_worker(
+        env,
+        queues=CRITICAL_QUEUES,
+        node="critical@%h",
+        concurrency=_get(env, "CELERY_CONCURRENCY", "2"),
+    )
+
+
+def slow_worker_command(env: Mapping[str, str] | None = None) -> list[str]:
+    """The worker for slow work: outbox deliveries (receivers may be slow) and simulations,
+    at a lower CPU priority."""
+    env = os.environ if env is None else env
+    argv = _celery_worker(
+        env,
+        queues=SLOW_QUEUES,
+        node="slow@%h",
+        concurrency=_get(env, "CELERY_SLOW_CONCURRENCY", "2"),
+    )
+    nice = shutil.which("nice")
+    return [nice, "-n", _get(env, "CELERY_SLOW_NICENESS", SLOW_NICENESS), *argv] if nice else argv
 
 
 def beat_command(env: Mapping[str, str] | None = None) -> list[str]:
@@ -88,6 +128,7 @@ def migrate_command(env: Mapping[str, str] | None = None) -> list[str]:
 COMMANDS = {
     "web": web_command,
     "worker": worker_command,
+    "worker-slow": slow_worker_command,
     "beat": beat_command,
     "migrate": migrate_command,
 }

@@ -64,6 +64,8 @@ REFERENCE_DATA_MIGRATIONS = [
     "notifications.migrations.0003_outbox_sweep_schedule",
     "notifications.migrations.0004_overflow_template",
     "notifications.migrations.0006_chinese_templates",
+    "notifications.migrations.0007_outbox_sweep_every_15_seconds",
+    "insight.migrations.0004_simulation_recovery_sweep",
     "sla.migrations.0002_catch_all_rule_and_scan_schedule",
     "handler_groups.migrations.0003_routing_schedules",
 ]

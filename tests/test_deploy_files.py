@@ -18,18 +18,18 @@ def _compose() -> dict:
 
 def test_compose_has_the_whole_deployment_with_health_checks_and_volumes():
     services = _compose()["services"]
-    assert set(services) == {"db", "redis", "migrate", "web", "worker", "beat"}
+    assert set(services) == {"db", "redis", "migrate", "web", "worker", "worker-slow", "beat"}
     assert (
         services["db"]["image"].startswith("postgres:1")
         and int(services["db"]["image"].split(":")[1]) >= 15
     )
     assert services["redis"]["image"] == "redis:7"
-    for name in ("db", "redis", "web", "worker"):
+    for name in ("db", "redis", "web", "worker", "worker-slow"):
         assert "healthcheck" in services[name], name
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
     assert set(_compose()["volumes"]) == {"postgres-data", "redis-data", "metrics"}
     assert services["migrate"]["command"] == ["python", "-m", "runtime", "migrate"]
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "worker-slow", "beat"):
         assert services[name]["depends_on"]["migrate"]["condition"] == (
             "service_completed_successfully"
         )
@@ -37,13 +37,13 @@ def test_compose_has_the_whole_deployment_with_health_checks_and_volumes():
 
 def test_web_worker_and_beat_run_the_projects_own_commands_and_one_beat():
     services = _compose()["services"]
-    for name in ("migrate", "web", "worker", "beat"):
+    for name in ("migrate", "web", "worker", "worker-slow", "beat"):
         command = services[name]["command"]
         assert command[:3] == ["python", "-m", "runtime"] and command[3] == name
         assert name in COMMANDS
     assert services["beat"]["deploy"]["replicas"] == 1
     # One metrics volume shared by every process /metrics adds up.
-    for name in ("migrate", "web", "worker", "beat"):
+    for name in ("migrate", "web", "worker", "worker-slow", "beat"):
         assert services[name]["environment"]["PROMETHEUS_MULTIPROC_DIR"] == "/srv/metrics"
         assert "metrics:/srv/metrics" in services[name]["volumes"]
     assert not [

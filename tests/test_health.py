@@ -19,7 +19,7 @@ def test_readyz_is_200_when_everything_answers(client, caplog):
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["status"] == "ready" and body["failed"] == []
-    assert set(body["checks"]) == {"database", "redis", "broker", "migrations"}
+    assert set(body["checks"]) == {"database", "redis", "broker", "migrations", "rebuilt_state"}
     assert not [r for r in caplog.records if r.name == "ticketdesk.request"]  # not logged
 
 

@@ -16,7 +16,7 @@ from django.conf import settings
 
 from handler_groups.models import MAX_OFFER_TIMEOUT_SECONDS
 from notifications.delivery import BACKOFF_CAP_SECONDS
-from runtime.commands import beat_command, web_command, worker_command
+from runtime.commands import beat_command, slow_worker_command, web_command, worker_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,6 +35,14 @@ def test_the_commands_come_from_the_environment():
     assert web[web.index("--threads") + 1] == "8"
     assert web_command({})[web_command({}).index("--workers") + 1] == "2"  # the default
     assert worker_command({"CELERY_CONCURRENCY": "3"})[-1] == "3"
+    critical, slow = worker_command({}), slow_worker_command({"CELERY_SLOW_CONCURRENCY": "4"})
+    assert critical[critical.index("-Q") + 1] == "critical"
+    assert slow[slow.index("-Q") + 1] == "deliveries,slow" and slow[-1] == "4"
+    assert critical[critical.index("-n") + 1] != slow[slow.index("-n") + 1]
+    assert slow[:3][1:] == ["-n", "10"]  # slow work yields the CPU (nice)
+    assert worker_command({"CELERY_QUEUES": "critical,deliveries"})[critical.index("-Q") + 1] == (
+        "critical,deliveries"
+    )
     assert beat_command({})[4:6] == ["config", "beat"]
 
 

@@ -244,6 +244,22 @@ CELERY_ENABLE_UTC = True
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_TASK_ACKS_LATE = True
+# A task whose worker process died under it (SIGKILL, the OOM killer) goes back on its queue
+# instead of being acknowledged as failed: every task is safe to run twice (claims are
+# compare-and-set), and the ones that could crash a worker every time are bounded by their own
+# attempt counts (insight's simulations). A whole worker killed leaves its messages unacked
+# for the visibility timeout below; the sweeps make those good well before (docs/operations.md).
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Two kinds of work on separate queues and worker processes (runtime/commands.py): what must
+# happen on the second (SLA levels, routing, assignment notices and the sweeps) on `critical`,
+# which is every task not routed elsewhere; outbox deliveries, whose receivers may be slow, on
+# `deliveries`; simulations and other long computations on `slow`. No amount of the latter
+# two delays the first (tests/test_queues.py).
+CELERY_TASK_DEFAULT_QUEUE = "critical"
+CELERY_TASK_ROUTES = {
+    "notifications.deliver": {"queue": "deliveries"},
+    "insight.simulate": {"queue": "slow"},
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
@@ -259,6 +275,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Development (`make run`): every e-mail is one INFO log line (recipients, subject), not sent.
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="config.mail.LogEmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="ticketdesk@localhost")
+# One SMTP conversation ends well inside an outbox delivery's lease (notifications/delivery.py:
+# SEND_TIMEOUT_SECONDS), so a slow server means a retry, not a second concurrent send.
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
 
 # Queue ranking service (queueing app).
 QUEUEING_REDIS_URL = env("QUEUEING_REDIS_URL", default=REDIS_URL)

@@ -7,6 +7,11 @@ if TYPE_CHECKING:
     from notifications.models import OutboxDelivery
 
 
+# The longest one send may take (a webhook's own timeout is capped to it; EMAIL_TIMEOUT
+# defaults to it): shorter than a delivery's lease (notifications/delivery.py).
+SEND_TIMEOUT_SECONDS = 10.0
+
+
 class PermanentDeliveryError(Exception):
     """Retrying cannot help (e.g. the receiver answered 4xx): mark the delivery failed."""
 

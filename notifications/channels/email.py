@@ -3,9 +3,17 @@ from typing import ClassVar
 
 from django.conf import settings
 from django.core.mail import EmailMessage
+from django.core.mail.utils import DNS_NAME
 
 from .base import PermanentDeliveryError, TransientDeliveryError
 from .registry import register
+
+
+def message_id(idempotency_key: str) -> str:
+    """The delivery's Message-ID, the same on every attempt (a retry after a crash is the
+    same message: receivers and mail clients that dedupe by Message-ID show it once)."""
+    domain = settings.DEFAULT_FROM_EMAIL.rpartition("@")[2].strip("> ") or DNS_NAME.get_fqdn()
+    return f"<{idempotency_key}@{domain}>"
 
 
 @register("email", external=True)
@@ -26,7 +34,10 @@ class Email:
             body=notification.content,
             from_email=settings.DEFAULT_FROM_EMAIL,
             to=[delivery.target],
-            headers={"Idempotency-Key": delivery.idempotency_key},
+            headers={
+                "Idempotency-Key": delivery.idempotency_key,
+                "Message-ID": message_id(delivery.idempotency_key),
+            },
         )
         try:
             message.send(fail_silently=False)

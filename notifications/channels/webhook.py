@@ -8,7 +8,7 @@ import requests
 from config.memo import ProcessMemo
 from notifications.models import Webhook as WebhookModel
 
-from .base import PermanentDeliveryError, TransientDeliveryError
+from .base import SEND_TIMEOUT_SECONDS, PermanentDeliveryError, TransientDeliveryError
 from .registry import register
 
 # Read on every send of a webhook-channel template, changed rarely (config/memo.py).
@@ -18,6 +18,12 @@ _enabled_hooks = ProcessMemo("webhooks").clear_on_change(WebhookModel)
 def sign(secret: str, body: bytes) -> str:
     """The X-Signature header: sha256=<hex HMAC of the raw body with the webhook's secret>."""
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def send_timeout(hook: WebhookModel) -> float:
+    """The hook's own timeout, capped so that an attempt ends well inside its delivery lease
+    (notifications/delivery.py): a slow receiver is retried, not raced by the sweep."""
+    return min(hook.timeout_seconds, SEND_TIMEOUT_SECONDS)
 
 
 @register("webhook", external=True, per_event=True)
@@ -60,7 +66,7 @@ class Webhook:
         }
         try:
             response = requests.post(
-                hook.url, data=body, headers=headers, timeout=hook.timeout_seconds
+                hook.url, data=body, headers=headers, timeout=send_timeout(hook)
             )
         except requests.RequestException as exc:
             raise TransientDeliveryError(f"{type(exc).__name__}: {exc}") from exc

@@ -205,7 +205,12 @@ def test_a_real_celery_worker_delivers_after_commit(webhook, receiver, settings)
     NotifyTemplate.objects.filter(code="ticket-sla-timeout").update(channels=["in_app", "webhook"])
     app.control.purge()  # tasks other tests enqueued on the shared test broker
     with start_worker(
-        app, perform_ping_check=False, pool="solo", loglevel="WARNING", shutdown_timeout=10
+        app,
+        perform_ping_check=False,
+        pool="solo",
+        loglevel="WARNING",
+        shutdown_timeout=10,
+        queues=["deliveries"],  # where deliveries are routed (config/settings/base.py)
     ):
         send(
             recipients=[UserFactory()],
