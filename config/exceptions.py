@@ -58,7 +58,7 @@ def exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
-    code = _CODES.get(response.status_code, "error")
+    code = _CODES.get(response.status_code) or getattr(exc, "default_code", None) or "error"
     if isinstance(exc, exceptions.ParseError):
         body = {"code": code, "errors": {"body": [str(exc.detail)]}}
     elif isinstance(exc, exceptions.ValidationError):

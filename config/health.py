@@ -2,14 +2,22 @@
 logged per call (only /api/ requests are logged).
 
 - GET /healthz — liveness: 200 while the process serves requests.
-- GET /readyz — readiness: 200 only when PostgreSQL, Redis and the Celery broker answer and no
-  migration is pending; otherwise 503 naming what failed. "degraded" names state Redis lost
-  that is not yet rebuilt (config/redis_state.py), without failing the probe. Each check has
-  a short timeout. The migrations are checked on every call (about 8 ms: the graph of the
-  code's migrations against the applied ones), so a database restored or migrated back is
-  seen at once."""
+- GET /readyz — readiness. 503 ("unavailable") only for what the node cannot serve without:
+  PostgreSQL down or a migration pending. Redis and the Celery broker down is "degraded", still
+  200 — every node shares them, and a load balancer pulling every node while Redis is down
+  would turn a degraded service into an outage — with each missing piece named and what it
+  costs meanwhile. Each check has a short timeout. The migrations are checked on every call
+  (about 8 ms: the graph of the code's migrations against the applied ones), so a database
+  restored or migrated back is seen at once.
+
+  {"status": "ready" | "degraded" | "unavailable",
+   "checks": {"database": "ok", "redis": "unavailable: throttles ...", ...},
+   "failed": [essential checks failing], "degraded": [the others failing],
+   "errors": {name: "ConnectionError: ..."}, "ms": {name: 0.4}}"""
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import redis
 from django.conf import settings
@@ -77,46 +85,68 @@ def _rebuilt_state() -> None:
         )
 
 
-CHECKS = {
-    "database": _database,
-    "redis": _redis,
-    "broker": _broker,
-    "migrations": _migrations,
+@dataclass(frozen=True)
+class Check:
+    run: Callable[[], None]
+    # None: the node is not ready without it (503). Otherwise what keeps working, and how,
+    # while it fails (200, "degraded").
+    degraded: str | None = None
+
+
+CHECKS: dict[str, Check] = {
+    "database": Check(_database),
+    "redis": Check(
+        _redis,
+        degraded="throttles fall back to a per-process limit, presence and pools from "
+        "PostgreSQL, no agent is picked from Redis (tickets wait in their pools)",
+    ),
+    "broker": Check(
+        _broker,
+        degraded="tasks are not queued; the periodic sweeps enqueue the lost work again "
+        "once it answers",
+    ),
+    "migrations": Check(_migrations),
+    "rebuilt_state": Check(
+        _rebuilt_state,
+        degraded="routing falls back to PostgreSQL for presence and idle pools until the "
+        "sweeps have rebuilt them",
+    ),
 }
-# Reported (and listed under "degraded") without making the probe fail.
-DEGRADED_CHECKS = {"rebuilt_state": _rebuilt_state}
 
 
 @csrf_exempt
 @never_cache
 @require_GET
 def readyz(request):
-    results, failed = {}, []
+    checks: dict[str, str] = {}
+    failed: list[str] = []
+    degraded: list[str] = []
+    errors: dict[str, str] = {}
+    ms: dict[str, float] = {}
     for name, check in CHECKS.items():
         started = time.perf_counter()
         try:
             if name == "migrations" and "database" in failed:
                 raise RuntimeError("database unavailable")
-            check()
-        except Exception as exc:  # any failure means not ready; say which and why
-            failed.append(name)
-            results[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+            check.run()
+        except Exception as exc:  # any failure: say which, why, and what it costs
+            errors[name] = f"{type(exc).__name__}: {exc}"[:300]
+            if check.degraded is None:
+                failed.append(name)
+                checks[name] = f"unavailable: {errors[name]}"
+            else:
+                degraded.append(name)
+                checks[name] = f"unavailable: {check.degraded}"
         else:
-            results[name] = {"ok": True}
-        results[name]["ms"] = round((time.perf_counter() - started) * 1000, 1)
-    degraded = []
-    for name, check in DEGRADED_CHECKS.items():
-        try:
-            check()
-        except Exception as exc:
-            degraded.append(name)
-            results[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
-        else:
-            results[name] = {"ok": True}
+            checks[name] = "ok"
+        ms[name] = round((time.perf_counter() - started) * 1000, 1)
+    status = "unavailable" if failed else "degraded" if degraded else "ready"
     body = {
-        "status": "ready" if not failed else "unavailable",
+        "status": status,
+        "checks": checks,
         "failed": failed,
         "degraded": degraded,
-        "checks": results,
+        "errors": errors,
+        "ms": ms,
     }
     return JsonResponse(body, status=503 if failed else 200)

@@ -8,14 +8,30 @@ let through while fewer than the rate's number are), kept as a Redis list under 
 key for the throttle (with ":requests" after it), and checked and recorded in one round trip
 by a Lua script, atomic in Redis (DRF's own reads the history and writes it back: two round
 trips, and two concurrent requests could both take the last place). A default cache that is
-not Redis gets DRF's own code."""
+not Redis gets DRF's own code.
+
+While that Redis does not answer, every throttle falls back to DRF's own code on a cache in
+this process's memory: the same rates, counted per process (so a deployment of N web processes
+lets up to N times the rate through meanwhile). A local limit rather than none: the login
+throttle guards passwords, and a client in a loop stays bounded. A dead Redis costs one short
+timeout and is then skipped for a moment (config/outage.py, which logs once per outage)."""
 
 import threading
 
 import redis
 from django.conf import settings
+from django.core.cache.backends.base import BaseCache
+from django.core.cache.backends.locmem import LocMemCache
+from redis.backoff import NoBackoff
 from redis.commands.core import Script
+from redis.retry import Retry
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
+
+from config.outage import (
+    REDIS_COMMAND_TIMEOUT_SECONDS,
+    REDIS_CONNECT_TIMEOUT_SECONDS,
+    THROTTLE_REDIS,
+)
 
 REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 
@@ -65,11 +81,21 @@ def _script() -> Script | None:
                     for name, value in cache.get("OPTIONS", {}).items()
                     if name not in ("serializer", "pool_class", "parser_class")
                 }
+                options.setdefault("socket_connect_timeout", REDIS_CONNECT_TIMEOUT_SECONDS)
+                options.setdefault("socket_timeout", REDIS_COMMAND_TIMEOUT_SECONDS)
+                # One retry heals a pooled connection the server closed (a Redis restart).
+                options.setdefault("retry", Retry(NoBackoff(), 1))
+                options.setdefault("retry_on_error", [redis.ConnectionError])
                 pool = redis.ConnectionPool.from_url(url, **options)
                 found = _scripts[url] = redis.Redis(connection_pool=pool).register_script(
                     _THROTTLE_LUA
                 )
     return found
+
+
+# The histories while Redis is down: this process's, bounded (LocMemCache culls the oldest
+# third when full).
+_LOCAL: BaseCache = LocMemCache("throttle-fallback", {"OPTIONS": {"MAX_ENTRIES": 20_000}})
 
 
 class _SettingsRate:
@@ -90,15 +116,28 @@ class _SettingsRate:
         self.key = self.get_cache_key(request, view)
         if self.key is None:
             return True
+        if not THROTTLE_REDIS.available():
+            return self._locally(request, view)
         self.now = self.timer()
-        answer = script(
-            keys=[f"{self.cache.make_key(self.key)}:requests"],
-            args=[repr(self.now), self.duration, self.num_requests],
-        )
+        try:
+            answer = script(
+                keys=[f"{self.cache.make_key(self.key)}:requests"],
+                args=[repr(self.now), self.duration, self.num_requests],
+            )
+        except redis.RedisError as exc:
+            THROTTLE_REDIS.failed(exc)
+            return self._locally(request, view)
+        THROTTLE_REDIS.recovered()
         if answer[0] == 1:
             return True
         self._over = (answer[1], float(answer[2]) if len(answer) > 2 else None)
         return self.throttle_failure()
+
+    def _locally(self, request, view):
+        """DRF's own sliding window, on this process's memory."""
+        self.cache = _LOCAL
+        self._over = None
+        return super().allow_request(request, view)
 
     def wait(self):
         """DRF's: the rest of the oldest request's period, shared among the places left."""

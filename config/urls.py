@@ -1,11 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import DefaultRouter
 
 from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
-from config.docs import RedocView
+from config.docs import RedocView, SwaggerView
 from config.health import healthz, readyz
 from config.metrics import prometheus_metrics
 from config.views import api_not_found, favicon
@@ -40,7 +40,7 @@ urlpatterns = [
     path("api/auth/logout/", LogoutView.as_view(), name="api-logout"),
     path("api/auth/logout-all/", LogoutAllView.as_view(), name="api-logout-all"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", RedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/queueing/", include("queueing.urls")),
     path("api/sla/report/", SlaReportView.as_view(), name="sla-report"),

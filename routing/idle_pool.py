@@ -4,7 +4,9 @@ by idle-since), the agents' presence states and the agents holding an unanswered
 Every key of a group carries the hash tag {g<id>}, so the pick script (which touches only one
 group's keys) also runs on Redis Cluster. PostgreSQL stays the system of record: the
 reconciliation job rebuilds these keys from it, and every caller treats a Redis failure as
-"no pick" (the ticket waits in the pool) rather than an error.
+"no pick" (the ticket waits in the pool) rather than an error. While Redis is down the calls
+are skipped for a moment after each failure and the outage is logged once per process
+(config/outage.py); the failures are counted in assignment_redis_errors_total.
 
 Write order (so a crash between two writes never leaves an agent routable while not
 available): making an agent routable writes its state first, then adds it to the pool; taking
@@ -16,7 +18,15 @@ from collections.abc import Iterable
 import redis
 from django.conf import settings
 from prometheus_client import Counter
+from redis.backoff import NoBackoff
 from redis.commands.core import Script
+from redis.retry import Retry
+
+from config.outage import (
+    REDIS_COMMAND_TIMEOUT_SECONDS,
+    REDIS_CONNECT_TIMEOUT_SECONDS,
+    ROUTING_REDIS,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +63,13 @@ def client() -> redis.Redis:
     url = getattr(settings, "ASSIGNMENT_REDIS_URL", None) or settings.REDIS_URL
     if _client is None or _client_url != url:
         _client = redis.Redis.from_url(
-            url, socket_timeout=0.5, socket_connect_timeout=0.5, decode_responses=True
+            url,
+            socket_timeout=REDIS_COMMAND_TIMEOUT_SECONDS,
+            socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SECONDS,
+            # One immediate retry heals a pooled connection a restarted Redis closed; redis-py's
+            # default (three, with backoff of seconds) would hold a request while Redis is down.
+            retry=Retry(NoBackoff(), 1),
+            decode_responses=True,
         )
         _client_url = url
         _pick = _client.register_script(PICK_SCRIPT)  # EVALSHA, loading once if missing
@@ -72,21 +88,28 @@ def _keys(group_id: GroupKey) -> tuple[str, str, str]:
 def pick(group_id: GroupKey, eligible_ids: Iterable[int] | None) -> int | None:
     """Atomically take the longest-idle eligible agent out of the group's pool and mark them
     offered. None when nobody qualifies or Redis is unreachable."""
+    if not ROUTING_REDIS.available():
+        REDIS_ERRORS.labels("pick").inc()
+        return None
     try:
         client()
         restrict = eligible_ids is not None
         args = ["1" if restrict else "0", *(str(i) for i in (eligible_ids or []))]
         assert _pick is not None  # registered by client()
         uid = _pick(keys=list(_keys(group_id)), args=args)
-    except redis.RedisError:
+    except redis.RedisError as exc:
         REDIS_ERRORS.labels("pick").inc()
-        logger.warning("idle pool pick failed", extra={"group_id": group_id}, exc_info=True)
+        ROUTING_REDIS.failed(exc)
         return None
+    ROUTING_REDIS.recovered()
     return int(uid) if uid else None
 
 
 def make_routable(group_ids: Iterable[GroupKey], user_id: int, idle_since: float) -> bool:
     """State first, then the pool."""
+    if not ROUTING_REDIS.available():
+        REDIS_ERRORS.labels("make_routable").inc()
+        return False
     try:
         pipe = client().pipeline(transaction=False)
         for group_id in group_ids:
@@ -98,15 +121,19 @@ def make_routable(group_ids: Iterable[GroupKey], user_id: int, idle_since: float
             idle, state, offered = _keys(group_id)
             pipe.zadd(idle, {str(user_id): idle_since})
         pipe.execute()
-    except redis.RedisError:
+    except redis.RedisError as exc:
         REDIS_ERRORS.labels("make_routable").inc()
-        logger.warning("idle pool update failed", extra={"user_id": user_id}, exc_info=True)
+        ROUTING_REDIS.failed(exc)
         return False
+    ROUTING_REDIS.recovered()
     return True
 
 
 def make_unroutable(group_ids: Iterable[GroupKey], user_id: int, state: str) -> bool:
     """Pool first, then the state."""
+    if not ROUTING_REDIS.available():
+        REDIS_ERRORS.labels("make_unroutable").inc()
+        return False
     try:
         pipe = client().pipeline(transaction=False)
         for group_id in group_ids:
@@ -118,10 +145,11 @@ def make_unroutable(group_ids: Iterable[GroupKey], user_id: int, state: str) -> 
             _, state_key, _ = _keys(group_id)
             pipe.hset(state_key, user_id, state)
         pipe.execute()
-    except redis.RedisError:
+    except redis.RedisError as exc:
         REDIS_ERRORS.labels("make_unroutable").inc()
-        logger.warning("idle pool update failed", extra={"user_id": user_id}, exc_info=True)
+        ROUTING_REDIS.failed(exc)
         return False
+    ROUTING_REDIS.recovered()
     return True
 
 
@@ -129,14 +157,19 @@ def clear_offer(group_id: int, user_id: int, *, back_to_pool_at: float | None) -
     """The agent answered (or lost) the offer: no longer offered; back in the pool at
     `back_to_pool_at` when still routable (None: stays out, e.g. at capacity)."""
     idle, state, offered = _keys(group_id)
+    if not ROUTING_REDIS.available():
+        REDIS_ERRORS.labels("clear_offer").inc()
+        return
     try:
         c = client()
         c.srem(offered, user_id)
         if back_to_pool_at is not None and c.hget(state, user_id) == "available":
             c.zadd(idle, {str(user_id): back_to_pool_at})
-    except redis.RedisError:
+    except redis.RedisError as exc:
         REDIS_ERRORS.labels("clear_offer").inc()
-        logger.warning("idle pool update failed", extra={"user_id": user_id}, exc_info=True)
+        ROUTING_REDIS.failed(exc)
+        return
+    ROUTING_REDIS.recovered()
 
 
 def snapshot(group_id: int) -> dict:

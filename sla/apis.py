@@ -104,8 +104,10 @@ class SlaReportView(APIView):
         )
 
     def finalize_response(self, request, response, *args, **kwargs):
-        # The CSV renderer draws reports only: an error is JSON whatever format was asked for.
-        if getattr(response, "exception", False) and isinstance(
+        # The CSV renderer draws reports only: an error, or OPTIONS' description of the view,
+        # is JSON whatever format was asked for.
+        not_a_report = getattr(response, "exception", False) or request.method != "GET"
+        if not_a_report and isinstance(
             getattr(request, "accepted_renderer", None), ReportCsvRenderer
         ):
             request.accepted_renderer = JSONRenderer()

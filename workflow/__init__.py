@@ -8,4 +8,5 @@ applies ticketing's transitions and starts or stops the SLA clocks and routing; 
 (apps.py hands `ticket_escalate_to_group` to sla.escalation).
 
 May import: demo, routing, sla, ticketing (models, lifecycle, transitions, notify, access),
+idempotency (the Idempotency-Key on submitting and replying),
 handler_groups, notifications, accounts, config. Imported by: insight, console, config.urls."""

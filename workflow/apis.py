@@ -6,6 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.openapi import errors
+from idempotency.apis import IDEMPOTENCY_KEY, KEY_REUSED, respond_once
 from routing.decisions import decisions_for
 from routing.serializers import RoutingDecisionOutput
 from sla import services as sla_services
@@ -68,12 +69,16 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @extend_schema(
         summary="Submit a ticket",
         request=TicketSubmitInput,
-        responses={201: TicketOutput, **errors(400, 401)},
+        parameters=[IDEMPOTENCY_KEY],
+        responses={201: TicketOutput, **errors(400, 401), **KEY_REUSED},
     )
     def create(self, request: Request) -> Response:
-        data = _valid(TicketSubmitInput, request.data)
-        ticket = services.ticket_submit(creator=request.user, **data)
-        return self._respond(ticket, status.HTTP_201_CREATED)
+        def submit() -> Response:
+            data = _valid(TicketSubmitInput, request.data)
+            ticket = services.ticket_submit(creator=request.user, **data)
+            return self._respond(ticket, status.HTTP_201_CREATED)
+
+        return respond_once(request, submit)
 
     @extend_schema(summary="Get a ticket", responses={200: TicketOutput, **errors(401, 404)})
     def retrieve(self, request: Request, pk=None) -> Response:
@@ -226,7 +231,8 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         methods=["POST"],
         summary="Reply to a ticket",
         request=ReplyInput,
-        responses={201: ReplyOutput, **errors(400, 401, 403, 404, 409)},
+        parameters=[IDEMPOTENCY_KEY],
+        responses={201: ReplyOutput, **errors(400, 401, 403, 404, 409), **KEY_REUSED},
     )
     @action(detail=True, methods=["get", "post"], pagination_class=None, filter_backends=[])
     def replies(self, request: Request, pk=None) -> Response:
@@ -234,15 +240,22 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         if request.method == "GET":
             replies = selectors.replies_for(self._audience(), ticket)
             return Response(ReplyOutput(replies, many=True).data)
-        data = _valid(ReplyInput, request.data)
-        reply_type = REPLY_TYPES[data["reply_type"]]
-        if reply_type == ReplyType.INTERNAL:
-            access.require("internal_reply", request.user, ticket)
-        access.require("reply", request.user, ticket)
-        reply = services.ticket_reply(
-            ticket_id=ticket.pk, author=request.user, reply_type=reply_type, content=data["content"]
-        )
-        return Response(ReplyOutput(reply).data, status=status.HTTP_201_CREATED)
+
+        def reply() -> Response:
+            data = _valid(ReplyInput, request.data)
+            reply_type = REPLY_TYPES[data["reply_type"]]
+            if reply_type == ReplyType.INTERNAL:
+                access.require("internal_reply", request.user, ticket)
+            access.require("reply", request.user, ticket)
+            created = services.ticket_reply(
+                ticket_id=ticket.pk,
+                author=request.user,
+                reply_type=reply_type,
+                content=data["content"],
+            )
+            return Response(ReplyOutput(created).data, status=status.HTTP_201_CREATED)
+
+        return respond_once(request, reply)
 
     @extend_schema(
         summary="List a ticket's history records",

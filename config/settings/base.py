@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "handler_groups",
     "notifications",
     "queueing",
+    "idempotency",
     "ticketing",
     "workflow",
     "sla",
@@ -104,6 +105,8 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "ticketdesk",
+        # Short timeouts: a dead Redis costs milliseconds on the request path (config/outage.py).
+        "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.5},
     }
 }
 
@@ -268,6 +271,17 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # MAX_OFFER_TIMEOUT_SECONDS; a delivery retry, at most an hour) or a delayed task would run
 # twice (they are idempotent, but once is the design). tests/test_runtime.py holds them together.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 24 * 3600}
+# Redis down is not an outage (config/outage.py): a publish from a request gives up within about
+# a second (a connect timeout of 1 s, one immediate retry that heals a connection a restarted
+# Redis closed) rather than Celery's 4 s and three retries; the sweeps make the message good.
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+CELERY_BROKER_TRANSPORT_OPTIONS["socket_connect_timeout"] = 1
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.1,
+    "interval_max": 0.1,
+}
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Worker and beat log through Django's LOGGING (one JSON object per line on stdout), like the web.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -307,7 +321,8 @@ LOGGING: dict[str, Any] = {
             "filters": ["request_id", "refusal_without_traceback", "demote_chatter"],
         }
     },
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    # In any case: logging knows only upper-case names (gunicorn and Celery take lower case).
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO").strip().upper()},
     "loggers": {
         "django.server": {"level": "WARNING"},
     },

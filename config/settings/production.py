@@ -34,6 +34,8 @@ CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 
-EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend")
+# EMAIL_URL gives the SMTP server (host, port, user, password, TLS). django-environ's parse of
+# it names a backend too (SMTP's, for any smtp:// URL): EMAIL_BACKEND, when set, wins over it.
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="smtp://localhost:25")
 vars().update(EMAIL_CONFIG)
+EMAIL_BACKEND = env("EMAIL_BACKEND", default=EMAIL_CONFIG["EMAIL_BACKEND"])

@@ -9,7 +9,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-LOGGING["root"]["level"] = env("LOG_LEVEL", default="WARNING")
+LOGGING["root"]["level"] = env("LOG_LEVEL", default="WARNING").strip().upper()
 WHITENOISE_AUTOREFRESH = True
 # The suite makes thousands of requests from one address; the throttle tests set their own.
 THROTTLE_RATES = {"anon": "100000/min", "user": "100000/min", "login": "100000/min"}
