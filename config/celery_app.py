@@ -1,8 +1,9 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_process_shutdown
+from celery.signals import task_prerun, worker_process_shutdown
 from kombu.exceptions import OperationalError
+from prometheus_client import Counter
 
 from config.outage import BROKER
 
@@ -31,6 +32,16 @@ class TicketdeskCelery(Celery):
 app = TicketdeskCelery("ticketdesk")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Counted in the process that runs the task (a worker's pool process), so with
+# PROMETHEUS_MULTIPROC_DIR set /metrics adds up every worker on the node. A run is counted
+# when it starts: one killed half-way and delivered again counts twice, as it ran twice.
+TASK_RUNS = Counter("ticketdesk_task_runs_total", "Celery task runs started", ["task"])
+
+
+@task_prerun.connect
+def _count_task_run(sender=None, **_kwargs):
+    TASK_RUNS.labels(task=getattr(sender, "name", None) or "unknown").inc()
 
 
 @worker_process_shutdown.connect

@@ -1,6 +1,7 @@
 """The command lines the project's processes run with — gunicorn for the web, a Celery worker
-for time-critical work and one for slow work, exactly one Celery beat — in one place, so that
-`make run`, the containers (Dockerfile, compose.yaml) and the tests start the very same commands.
+for time-critical work and one for slow work, Celery beat (safe on every node) — in one place,
+so that `make run`, the containers (Dockerfile, compose.yaml) and the tests start the very same
+commands.
 
     python -m runtime web | worker | worker-slow | beat  # exec the named process (containers)
     python -m runtime migrate                # the release step: migrations, metrics reset

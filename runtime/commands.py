@@ -106,7 +106,8 @@ def slow_worker_command(env: Mapping[str, str] | None = None) -> list[str]:
 
 
 def beat_command(env: Mapping[str, str] | None = None) -> list[str]:
-    """Exactly one beat per deployment (its schedule lives in the database)."""
+    """Beat: one per node is safe (its schedule lives in the database; only the holder of
+    the lease sends, each slot once, and another takes over within 10 s: config/beat)."""
     env = os.environ if env is None else env
     return [
         sys.executable,

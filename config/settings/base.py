@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc served from our own static files
     "django_celery_beat",
+    "config.beat",  # beat's lease and slot claims (config/beat/__init__.py)
     "accounts",
     "handler_groups",
     "notifications",
@@ -265,7 +266,9 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's schedule in the database, sent by whichever beat holds the lease: a beat
+# on every node is safe (config/beat/scheduler.py).
+CELERY_BEAT_SCHEDULER = "config.beat.scheduler:LeasedDatabaseScheduler"
 # Redis redelivers a task not acknowledged within the visibility timeout; it must outlast the
 # longest countdown the code schedules (an offer's timeout, at most a day: handler_groups'
 # MAX_OFFER_TIMEOUT_SECONDS; a delivery retry, at most an hour) or a delayed task would run
