@@ -33,9 +33,15 @@ Debian's package, installed when missing) with DB_PREPARED_STATEMENTS=false, as 
 behind one runs; the checks must hold on both, and the figures are printed side by side.
 BENCH_DATABASE names the load database (default ticketdesk_load).
 
+`--nodes 2` runs two whole production stacks (gunicorn, worker and beat each, each with its
+own metrics directory) on the one PostgreSQL and Redis, as two app nodes behind one database:
+each agent keeps to one node, tickets are submitted on one node and approved on the other;
+the consistency checks are the same, and the main run's figures are given per node and in
+total (each node's /metrics must count the requests made to it).
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/7 \\
         .venv/bin/python bench/load.py [--rate 4] [--seconds 60] [--search 4,8,12,16,20,24,32] \\
-        [--make-run | --stack production|make-run|both | --pgbouncer]
+        [--make-run | --stack production|make-run|both | --pgbouncer] [--nodes 2]
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +82,7 @@ POLL_SECONDS = 10
 HANDLE_SECONDS = (5, 20)
 APPROVAL_P95_TARGET_MS = 100
 METRICS_TOKEN = "load-run-metrics"
+RETRY_SECONDS = 60  # how long a client keeps retrying a submit, an approval or a completion
 
 
 # The stack -------------------------------------------------------------------------------------
@@ -90,20 +98,17 @@ def _free_port() -> int:
 
 class Stack:
     """web (gunicorn, 4 workers), the critical worker (2 processes), the slow worker (2) and
-    beat, each from runtime/commands.py, with production settings; stopped with SIGTERM as a
-    supervisor would."""
+    beat — every long-running process runtime/commands.py names — with production settings;
+    stopped with SIGTERM as a supervisor would."""
 
-    def __init__(self, database_url: str, redis_url: str):
-        from runtime.commands import (
-            beat_command,
-            slow_worker_command,
-            web_command,
-            worker_command,
-        )
+    def __init__(self, database_url: str, redis_url: str, *, node: int = 1):
+        from runtime.commands import COMMANDS
 
+        self.node = node
         self.port = _free_port()
-        self.metrics_dir = tempfile.mkdtemp(prefix="load-metrics-")
-        self.logs = Path(tempfile.mkdtemp(prefix="load-logs-"))
+        # One metrics directory per node: each node's /metrics adds up its own processes.
+        self.metrics_dir = tempfile.mkdtemp(prefix=f"load-metrics-node{node}-")
+        self.logs = Path(tempfile.mkdtemp(prefix=f"load-logs-node{node}-"))
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings.production",
@@ -126,22 +131,40 @@ class Stack:
             "CELERY_CONCURRENCY": "2",
             "REFERENCE_CACHE_SECONDS": "5",
         }
+        self.env = env
+        # Every long-running process a deployment runs (all but the one-shot migrate), by its
+        # name in runtime/commands.py; bench/faults.py stops and starts them by that name.
+        self.commands = {
+            name: command(env) for name, command in COMMANDS.items() if name != "migrate"
+        }
         self.processes: dict[str, subprocess.Popen] = {}
-        for name, command in (
-            ("web", web_command),
-            ("worker", worker_command),
-            ("worker-slow", slow_worker_command),
-        ):
-            self._start(name, command(env), env)
-        self._start("beat", beat_command(env), env)
+        for name in self.commands:
+            self.start(name)
         self.base = f"http://127.0.0.1:{self.port}"
         self._wait_ready()
 
-    def _start(self, name, argv, env) -> None:
-        log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
+    def start(self, name: str) -> None:
+        """Start (or start again) one of the stack's processes; its log is appended to."""
+        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
         self.processes[name] = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            self.commands[name],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
+
+    def stop_process(self, name: str, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
+        """Stop one process (its whole process group) as a supervisor would; its exit code."""
+        proc = self.processes[name]
+        if proc.poll() is None:
+            os.killpg(proc.pid, sig)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return proc.wait()
 
     def _wait_ready(self, timeout: float = 90) -> None:
         import requests
@@ -292,7 +315,13 @@ class World:
     max_active: dict[int, int]  # group id -> max active per member
 
 
-def build_world(redis_url: str) -> World:
+def build_world(redis_url: str, *, agents: int = AGENTS, groups: int = GROUPS) -> World:
+    """Empty the load database and Redis, then make `agents` agents in `groups` groups (as
+    described above), 4 approvers and 40 applicants, each with an API token."""
+    return _build_world(redis_url, agents, groups)
+
+
+def _build_world(redis_url: str, agent_count: int, group_count: int) -> World:
     import redis
     from django.contrib.auth.models import Permission, User
     from django.db import connection
@@ -313,10 +342,10 @@ def build_world(redis_url: str) -> World:
     def user(name: str) -> User:
         return User.objects.get_or_create(username=name)[0]
 
-    agents = [user(f"load_agent{i:03d}") for i in range(AGENTS)]
-    per_group = AGENTS // GROUPS
+    agents = [user(f"load_agent{i:03d}") for i in range(agent_count)]
+    per_group = agent_count // group_count
     groups, max_active = [], {}
-    for g in range(GROUPS):
+    for g in range(group_count):
         strategy = STRATEGIES[g % len(STRATEGIES)]
         group = handler_group_save(
             name=f"load group {g}",
@@ -356,6 +385,7 @@ class Sample:
     started: float
     seconds: float
     status: int
+    node: int = 1  # which stack answered (bench/load.py --nodes)
 
 
 @dataclass
@@ -373,8 +403,13 @@ class Load:
     """An open-loop scheduler: jobs run at their time on a pool of threads, each with its own
     HTTP session (keep-alive), whatever the server's pace."""
 
-    def __init__(self, base: str, world: World, threads: int = 48):
-        self.base = base
+    def __init__(
+        self, bases: str | list[str], world: World, threads: int = 48, *, retry: bool = False
+    ):
+        # One base URL per node; each agent keeps to one node, tickets alternate between them.
+        self.bases = [bases] if isinstance(bases, str) else list(bases)
+        self.base = self.bases[0]
+        self.retry = retry
         self.world = world
         self.recorder = Recorder()
         self.queue: list = []
@@ -419,18 +454,52 @@ class Load:
         for thread in self.threads:
             thread.join(timeout=30)
 
-    def call(self, endpoint: str, method: str, path: str, token: str, body=None):
+    def node_of(self, n: int) -> int:
+        return 1 + n % len(self.bases)
+
+    def call(
+        self,
+        endpoint: str,
+        method: str,
+        path: str,
+        token: str,
+        body=None,
+        *,
+        node: int = 1,
+        headers: dict[str, str] | None = None,
+    ):
         started = time.monotonic()
-        response = self.local.session.request(
-            method,
-            self.base + path,
-            json=body,
-            headers={"Authorization": f"Token {token}"},
-            timeout=30,
-        )
+        try:
+            response = self.local.session.request(
+                method,
+                self.bases[node - 1] + path,
+                json=body,
+                headers={"Authorization": f"Token {token}", **(headers or {})},
+                timeout=30,
+            )
+        except Exception:
+            if not self.retry:
+                raise
+            # A real client sees a refused or dropped connection; it counts as a failure.
+            self.recorder.add(Sample(endpoint, started, time.monotonic() - started, 599, node))
+            return None
         self.recorder.add(
-            Sample(endpoint, started, time.monotonic() - started, response.status_code)
+            Sample(endpoint, started, time.monotonic() - started, response.status_code, node)
         )
+        return response
+
+    def call_retrying(self, endpoint: str, method: str, path: str, token: str, body=None, **kw):
+        """As a real client: on a 5xx or a dropped connection try again, backing off from 0.5 s
+        to 4 s, for up to RETRY_SECONDS; every attempt is a sample. Without `retry`, once."""
+        response = self.call(endpoint, method, path, token, body, **kw)
+        if not self.retry:
+            return response
+        deadline = time.monotonic() + RETRY_SECONDS
+        pause = 0.5
+        while (response is None or response.status_code >= 500) and time.monotonic() < deadline:
+            time.sleep(pause)
+            pause = min(pause * 2, 4)
+            response = self.call(endpoint, method, path, token, body, **kw)
         return response
 
     # agents
@@ -439,79 +508,98 @@ class Load:
         self.agents_until = until
         for i, (_user_id, token) in enumerate(self.world.agents):
             offset = HEARTBEAT_SECONDS * i / len(self.world.agents)
-            self.at(now + offset, self.heartbeat, token)
-            self.at(now + 2 + offset * POLL_SECONDS / HEARTBEAT_SECONDS, self.poll, token)
+            node = self.node_of(i)
+            self.at(now + offset, self.heartbeat, token, node)
+            self.at(now + 2 + offset * POLL_SECONDS / HEARTBEAT_SECONDS, self.poll, token, node)
 
-    def heartbeat(self, when: float, token: str) -> None:
+    def heartbeat(self, when: float, token: str, node: int = 1) -> None:
         if when + HEARTBEAT_SECONDS < self.agents_until:  # the next one, whatever this one does
-            self.at(when + HEARTBEAT_SECONDS, self.heartbeat, token)
-        self.call("POST /api/presence/heartbeat/", "POST", "/api/presence/heartbeat/", token)
+            self.at(when + HEARTBEAT_SECONDS, self.heartbeat, token, node)
+        self.call(
+            "POST /api/presence/heartbeat/", "POST", "/api/presence/heartbeat/", token, node=node
+        )
 
-    def poll(self, when: float, token: str) -> None:
+    def poll(self, when: float, token: str, node: int = 1) -> None:
         if when + POLL_SECONDS < self.agents_until:
-            self.at(when + POLL_SECONDS, self.poll, token)
+            self.at(when + POLL_SECONDS, self.poll, token, node)
         response = self.call(
             "GET /api/tickets/pool/?view=my_handling",
             "GET",
             "/api/tickets/pool/?view=my_handling",
             token,
+            node=node,
         )
-        if response.status_code == 200:
+        if response is not None and response.status_code == 200:
             for ticket in response.json()["results"]:
                 if ticket["ticket_status"] == 2:  # assigned, not yet accepted
-                    self.at(time.monotonic(), self.accept, token, ticket["id"])
+                    self.at(time.monotonic(), self.accept, token, ticket["id"], node)
 
-    def accept(self, _when: float, token: str, ticket_id: int) -> None:
-        response = self.call(
-            "POST /api/tickets/{id}/accept/", "POST", f"/api/tickets/{ticket_id}/accept/", token
-        )
-        if response.status_code == 200:
+    def accept(self, _when: float, token: str, ticket_id: int, node: int = 1) -> None:
+        path = f"/api/tickets/{ticket_id}/accept/"
+        response = self.call("POST /api/tickets/{id}/accept/", "POST", path, token, node=node)
+        if response is not None and response.status_code == 200:
             self.at(
                 time.monotonic() + self.rng.uniform(*HANDLE_SECONDS),
                 self.complete,
                 token,
                 ticket_id,
+                node,
             )
 
-    def complete(self, _when: float, token: str, ticket_id: int) -> None:
-        self.call(
-            "POST /api/tickets/{id}/complete/", "POST", f"/api/tickets/{ticket_id}/complete/", token
-        )
+    def complete(self, _when: float, token: str, ticket_id: int, node: int = 1) -> None:
+        path = f"/api/tickets/{ticket_id}/complete/"
+        self.call_retrying("POST /api/tickets/{id}/complete/", "POST", path, token, node=node)
 
     # tickets
-    def schedule_tickets(self, rate: float, seconds: float, start: float) -> int:
+    def schedule_tickets(
+        self,
+        rate: float,
+        seconds: float,
+        start: float,
+        *,
+        first: int = 0,
+        prefix: str = "load",
+        **ticket,
+    ) -> int:
+        """`rate` tickets a second for `seconds` from `start`, numbered from `first`, titled
+        `<prefix> <n>` (one title per submission: the checks count tickets per title)."""
         count = int(rate * seconds)
-        for n in range(count):
-            self.at(start + n / rate, self.submit_and_approve, n)
+        for n in range(first, first + count):
+            self.at(start + (n - first) / rate, self.submit_and_approve, n, prefix, ticket)
         return count
 
-    def submit_and_approve(self, when: float, n: int) -> None:
+    def submit_and_approve(
+        self, when: float, n: int, prefix: str = "load", ticket: dict | None = None
+    ) -> None:
+        ticket = ticket or {}
         applicant = self.world.applicants[n % len(self.world.applicants)]
         approver = self.world.approvers[n % len(self.world.approvers)]
-        group = self.world.groups[n % len(self.world.groups)]
-        response = self.call(
-            "POST /api/tickets/",
-            "POST",
-            "/api/tickets/",
-            applicant,
-            {
-                "title": f"load {n}",
-                "content": "load run",
-                "priority": 1 + n % 4,
-                "handler_group_id": group,
-            },
-        )
-        if response.status_code != 201:
+        group = ticket.get("handler_group_id") or self.world.groups[n % len(self.world.groups)]
+        body = {
+            "title": f"{prefix} {n}",
+            "content": "load run",
+            "priority": 1 + n % 4,
+            "handler_group_id": group,
+            **ticket,
+        }
+        # Retried submits carry one key, so a retry after a lost answer makes no second ticket.
+        key = {"Idempotency-Key": str(uuid.uuid4())} if self.retry else {}
+        response = self.call_retrying(
+            "POST /api/tickets/", "POST", "/api/tickets/", applicant, body,
+            node=self.node_of(n), headers=key,
+        )  # fmt: skip
+        if response is None or response.status_code != 201:
             return
         ticket_id = response.json()["id"]
         self.recorder.behind.append(time.monotonic() - when)
-        approved = self.call(
+        approved = self.call_retrying(
             "POST /api/tickets/{id}/approve/",
             "POST",
             f"/api/tickets/{ticket_id}/approve/",
             approver,
+            node=self.node_of(n + 1),  # on two nodes, approved on the other one
         )
-        if approved.status_code == 200:
+        if approved is not None and approved.status_code == 200:
             with self.recorder.lock:
                 self.approved += 1
 
@@ -540,10 +628,12 @@ def approval_p95(samples: list[Sample]) -> float:
     return percentile(ms, 95)
 
 
-def consistency_checks() -> dict[str, bool]:
+def consistency_checks(counts: dict[str, int] | None = None) -> dict[str, bool]:
+    """The checks by name; `counts`, when given, receives how many rows broke each check."""
     from django.db import connection
 
     checks = {}
+    counts = {} if counts is None else counts
     with connection.cursor() as cursor:
         # Approved tickets: assigned to someone (pending process, processing, completed,
         # closed) or waiting in their group's pool (pending assign, no handler).
@@ -568,6 +658,21 @@ def consistency_checks() -> dict[str, bool]:
         checks["every approved ticket assigned or waiting in exactly one pool"] = (
             waiting + assigned == approved and no_group == 0
         )
+        counts["every approved ticket assigned or waiting in exactly one pool"] = (
+            approved - waiting - assigned + no_group
+        )
+
+        # Every submission has its own title: two tickets with one title are a retried submit
+        # that made a second ticket.
+        cursor.execute(
+            "SELECT count(*), coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n "
+            "FROM oa_ticket_bill GROUP BY title HAVING count(*) > 1) doubled"
+        )
+        doubled_titles, extra_tickets = cursor.fetchone()
+        if doubled_titles:
+            print(f"  submissions that made more than one ticket: {doubled_titles}")
+        checks["every submission made one ticket"] = doubled_titles == 0
+        counts["every submission made one ticket"] = int(extra_tickets)
 
         cursor.execute(
             """
@@ -591,12 +696,14 @@ def consistency_checks() -> dict[str, bool]:
             f"{mismatched}, notices still owed {unnotified}"
         )
         checks["every assignment notified exactly once"] = mismatched == 0 and unnotified == 0
+        counts["every assignment notified exactly once"] = mismatched + unnotified
 
         cursor.execute(
             "SELECT count(*) FROM oa_notify_outbox WHERE status IN ('pending', 'sending')"
         )
         (backlog,) = cursor.fetchone()
         checks["outbox drained"] = backlog == 0
+        counts["outbox drained"] = backlog
     return checks
 
 
@@ -626,18 +733,12 @@ class Sampler:
     and the most active tickets (assigned or in progress) any one agent holds."""
 
     def __init__(self):
-        import psycopg
         from django.conf import settings
 
-        db = settings.DATABASES["default"]
-        self.conn = psycopg.connect(
-            host=db["HOST"],
-            port=db["PORT"] or 5432,
-            user=db["USER"],
-            dbname=DATABASE,
-            password=db["PASSWORD"] or None,
-            autocommit=True,
-        )
+        # setup_django pointed DATABASE_URL at the load database (a TCP or socket address).
+        self.dsn = os.environ["DATABASE_URL"].replace("postgres://", "postgresql://", 1)
+        self.database = settings.DATABASES["default"]["NAME"]
+        self.conn = None
         self.peak = 0
         self.most_active = 0
         self.stopping = threading.Event()
@@ -645,18 +746,28 @@ class Sampler:
         self.thread.start()
 
     def _sample(self) -> None:
+        import psycopg
+
         while not self.stopping.wait(0.5):
-            (n,) = self.conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [DATABASE]
-            ).fetchone()
-            self.peak = max(self.peak, n)
-            (active,) = self.conn.execute(ACTIVE_PEAK_SQL).fetchone()
-            self.most_active = max(self.most_active, active or 0)
+            try:  # bench/faults.py restarts PostgreSQL under it: connect again
+                if self.conn is None or self.conn.closed:
+                    self.conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=2)
+                (n,) = self.conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [self.database]
+                ).fetchone()
+                self.peak = max(self.peak, n)
+                (active,) = self.conn.execute(ACTIVE_PEAK_SQL).fetchone()
+                self.most_active = max(self.most_active, active or 0)
+            except psycopg.Error:
+                if self.conn is not None:
+                    self.conn.close()
+                self.conn = None
 
     def stop(self) -> int:
         self.stopping.set()
         self.thread.join()
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
         return self.peak
 
 
@@ -672,9 +783,10 @@ def progress(label: str, load: Load, start: float, seconds: float, planned: int)
         )
 
 
-def settle(load: Load, timeout: float = 90) -> None:
+def settle(load: Load, timeout: float = 90, *, except_groups: tuple[int, ...] = ()) -> bool:
     """Wait until no ticket is assigned-but-unaccepted or in progress (agents finish their work),
-    nothing waits in a pool, and the outbox is empty."""
+    nothing waits in a pool (but those of `except_groups`, which nobody serves), and the
+    outbox is empty; False if that did not happen within `timeout`."""
     from django.db import connection
 
     deadline = time.monotonic() + timeout
@@ -682,7 +794,8 @@ def settle(load: Load, timeout: float = 90) -> None:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM oa_ticket_bill WHERE process_status = 2 "
-                "AND ticket_status IN (1, 2, 3)"
+                "AND ticket_status IN (1, 2, 3) AND coalesce(handler_group_id, 0) <> ALL(%s)",
+                [list(except_groups)],
             )
             (open_tickets,) = cursor.fetchone()
             cursor.execute(
@@ -690,9 +803,10 @@ def settle(load: Load, timeout: float = 90) -> None:
             )
             (backlog,) = cursor.fetchone()
         if open_tickets == 0 and backlog == 0:
-            return
+            return True
         print(f"  settling: {open_tickets} open tickets, outbox {backlog}", flush=True)
         time.sleep(5)
+    return False
 
 
 def _interrupt(signum, _frame):
@@ -705,14 +819,13 @@ STACKS = {"production": Stack, "make-run": MakeRunStack, "pgbouncer": PgBouncerS
 def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url: str) -> dict:
     """One whole load run (world, stack, main run, checks, search) against one stack; returns
     the figures the side-by-side table compares."""
-    world = build_world(redis_url)
-    print(f"  {AGENTS} agents in {GROUPS} groups (strategies {STRATEGIES}), tokens ready")
-    stack = STACKS[kind](database_url, redis_url)
-    print(f"  stack up ({stack.label}); logs {stack.logs}")
+    world = build_world(redis_url, agents=args.agents, groups=args.groups)
+    print(f"  {args.agents} agents in {args.groups} groups (strategies {STRATEGIES}), tokens ready")
+    stacks = start_stacks(kind, args.nodes, database_url, redis_url)
     sampler = Sampler()
     search = [float(r) for r in args.search.split(",") if r.strip()]
     total = args.seconds + 15 + len(search) * (args.step_seconds + 10) + 120
-    load = Load(stack.base, world)
+    load = Load([stack.base for stack in stacks], world)
     checks: dict[str, bool] = {}
     figures: dict = {}
     try:
@@ -739,6 +852,8 @@ def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url:
         behind = load.recorder.behind
         print(f"  submissions behind schedule: p95 {percentile(behind, 95) * 1000:.0f} ms")
         figures.update(main_figures(main_samples, approved_main, args.seconds, elapsed))
+        if len(stacks) > 1:
+            per_node(main_samples, stacks, figures, args.seconds, elapsed)
         settle(load)
         checks = consistency_checks()
         print(f"  most active tickets one agent held at any sample: {sampler.most_active}")
@@ -746,7 +861,8 @@ def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url:
             sampler.most_active <= MAX_ACTIVE
         )
         client_requests = len(load.recorder.samples)
-        counted = server_counted_requests(stack.base)
+        counted_by_node = [server_counted_requests(stack.base) for stack in stacks]
+        counted = sum(counted_by_node)
         # Heartbeats and polls keep going: the server may count a few requests in flight.
         checks["/metrics adds up every web worker (server count = client count)"] = (
             abs(counted - client_requests) <= 48
@@ -754,6 +870,17 @@ def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url:
         print(
             f"  requests made by the clients {client_requests}, counted by /metrics {counted:.0f}"
         )
+        if len(stacks) > 1:
+            samples = list(load.recorder.samples)
+            for stack, node_counted in zip(stacks, counted_by_node, strict=True):
+                made = sum(1 for s in samples if s.node == stack.node)
+                print(
+                    f"  node {stack.node}: requests made {made}, counted by its /metrics "
+                    f"{node_counted:.0f}"
+                )
+                checks[f"node {stack.node}'s /metrics counts the requests made to it"] = (
+                    abs(node_counted - made) <= 48
+                )
         for name, ok in checks.items():
             print(f"  [{'ok' if ok else 'FAILED'}] {name}")
 
@@ -794,7 +921,7 @@ def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url:
     finally:
         load.stop()
         peak = sampler.stop()
-        codes = stack.stop()
+        codes = stop_stacks(stacks)
     server_errors = sum(1 for s in load.recorder.samples if s.status >= 500)
     print(f"\nSummary ({kind})")
     print(f"  5xx over the whole run: {server_errors}")
@@ -807,6 +934,56 @@ def run_stack(kind: str, args: argparse.Namespace, redis_url: str, database_url:
         clean_stop=all(code == 0 for code in codes.values()),
     )
     return figures
+
+
+def start_stacks(kind: str, nodes: int, database_url: str, redis_url: str) -> list:
+    """`nodes` whole stacks of `kind` on one PostgreSQL and Redis (more than one: production
+    only), each with its own port and metrics directory."""
+    if nodes > 1 and kind != "production":
+        raise SystemExit("--nodes > 1 runs the production stack only")
+    stacks: list = []
+    try:
+        for node in range(1, nodes + 1):
+            if kind == "production":
+                stack = Stack(database_url, redis_url, node=node)
+            else:
+                stack = STACKS[kind](database_url, redis_url)
+            stacks.append(stack)
+            where = f"node {node} " if nodes > 1 else ""
+            print(f"  {where}stack up ({stack.label}) on {stack.base}; logs {stack.logs}")
+    except BaseException:
+        stop_stacks(stacks)
+        raise
+    return stacks
+
+
+def stop_stacks(stacks: list) -> dict[str, int]:
+    codes: dict[str, int] = {}
+    for stack in stacks:
+        prefix = f"node {stack.node} " if len(stacks) > 1 else ""
+        codes.update({prefix + name: code for name, code in stack.stop().items()})
+    return codes
+
+
+def per_node(
+    samples: list[Sample], stacks: list, figures: dict, seconds: float, elapsed: float
+) -> None:
+    """The main run's table for each node, then its figures per node beside the total."""
+    columns = {}
+    for stack in stacks:
+        mine = [s for s in samples if s.node == stack.node]
+        print(f"\n  node {stack.node} ({stack.base})")
+        per_endpoint(mine)
+        approved = sum(
+            1 for s in mine if s.endpoint == "POST /api/tickets/{id}/approve/" and s.status == 200
+        )
+        columns[f"node {stack.node}"] = main_figures(mine, approved, seconds, elapsed)
+        columns[f"node {stack.node}"]["5xx"] = sum(1 for s in mine if s.status >= 500)
+    columns["total"] = {**figures, "5xx": sum(1 for s in samples if s.status >= 500)}
+    figures["per node"] = columns
+    print(f"\n  {'main run, per node':24}" + "".join(f"{name:>12}" for name in columns))
+    for name in (*COMPARED, "5xx"):
+        print(f"  {name:24}" + "".join(f"{col[name]:>12.1f}" for col in columns.values()))
 
 
 def main_figures(samples: list[Sample], approved: int, seconds: float, elapsed: float) -> dict:
@@ -947,15 +1124,30 @@ def main() -> None:
         help="the production stack on the database directly, then through PgBouncer in "
         "transaction pooling mode (DB_PREPARED_STATEMENTS=false), figures side by side",
     )
+    parser.add_argument("--agents", type=int, default=AGENTS)
+    parser.add_argument("--groups", type=int, default=GROUPS)
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        help="whole production stacks (gunicorn, worker and beat each, own metrics directory) "
+        "on the one PostgreSQL and Redis; the traffic is split between them and the figures "
+        "are given per node and in total",
+    )
     args = parser.parse_args()
+    if args.nodes < 1:
+        parser.error("--nodes: at least 1")
+    if args.nodes > 1 and args.stack != "production":
+        parser.error("--nodes > 1 runs the production stack only")
 
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7")
     setup_django(DATABASE)
     from django.conf import settings
 
     database_url = os.environ["DATABASE_URL"]
-    print(f"Load run on {os.cpu_count()} cores; database {DATABASE}, Redis {redis_url}")
-    assert settings.DATABASES["default"]["NAME"] == DATABASE
+    database = os.environ.get("BENCH_DATABASE") or DATABASE  # as setup_django chose
+    print(f"Load run on {os.cpu_count()} cores; database {database}, Redis {redis_url}")
+    assert settings.DATABASES["default"]["NAME"] == database
     if args.pgbouncer:
         args.order = ["production", "pgbouncer"]
     elif args.stack == "both":
