@@ -531,9 +531,21 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=730, help="history length (730)")
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--table-from",
+        help="print the table from figures saved with --json (a comma list of files), "
+        "measuring nothing",
+    )
     parser.add_argument("--build-into", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.tickets.split(",") if s.strip()]
+    if args.table_from:
+        saved: dict[int, dict] = {}
+        for name in args.table_from.split(","):
+            saved.update({int(k): v for k, v in json.loads(Path(name).read_text()).items()})
+        call_list = calls({"group": 0, "showcase": 0, "word": ""}, datetime.now(UTC).date())
+        print(table(sorted(saved), saved, call_list))
+        return
     if args.build_into:
         build_one(sizes[0], args.build_into, args.days, args.seed)
         return
