@@ -197,3 +197,5 @@ def replace_group(
     if offered:
         pipe.sadd(offered_key, *[str(u) for u in offered])
     pipe.execute()
+    # Redis answered a whole rebuild: no need to wait out the probe interval to use it again.
+    ROUTING_REDIS.recovered()
