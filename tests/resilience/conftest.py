@@ -52,6 +52,11 @@ def private_redis(tmp_path, settings):
     the Celery broker) pointed at a private Redis."""
     from celery import current_app
 
+    # Celery's conf reads CELERY_BROKER_URL from Django's settings when nothing overrides it:
+    # note what it overrides before the settings change, and put exactly that back.
+    conf = current_app.conf
+    unset = object()
+    saved_url = conf.changes.get("broker_url", unset)
     server = PrivateRedis(tmp_path)
     server.start()
     settings.REDIS_URL = server.url
@@ -62,15 +67,24 @@ def private_redis(tmp_path, settings):
     settings.ASSIGNMENT_REDIS_URL = server.url
     settings.QUEUEING_REDIS_URL = server.url
     settings.CELERY_BROKER_URL = server.url
-    conf = current_app.conf
-    saved = conf.broker_url, current_app._pool
-    conf.broker_url, current_app._pool = server.url, None
-    current_app.amqp._producer_pool = None
+    _fresh_broker_pools(current_app)
+    conf.broker_url = server.url
     try:
         yield server
     finally:
         server.stop()
-        if current_app._pool is not None:
-            current_app._pool.force_close_all()
-        conf.broker_url, current_app._pool = saved
-        current_app.amqp._producer_pool = None
+        if saved_url is unset:
+            conf.changes.pop("broker_url", None)
+        else:
+            conf.changes["broker_url"] = saved_url
+        # kombu keeps one pool per broker in a process-wide registry, and a pool the outage
+        # closed stays closed: start later tests on new pools, not on one this test broke.
+        _fresh_broker_pools(current_app)
+
+
+def _fresh_broker_pools(app) -> None:
+    from kombu import pools
+
+    pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None

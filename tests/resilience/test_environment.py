@@ -80,10 +80,10 @@ def _free_port() -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_web_worker_and_beat_start_with_a_lower_case_log_level(tmp_path):
+def test_web_worker_and_beat_start_with_a_lower_case_log_level(tmp_path, settings):
     port = _free_port()
     database = urlsplit(os.environ.get("DATABASE_URL", PRODUCTION_ENV["DATABASE_URL"]))
-    broker = current_app.conf.broker_url  # this run's Redis database, which the worker joins
+    broker = settings.CELERY_BROKER_URL  # this run's Redis database, which the worker joins
     env = {
         **os.environ,
         **PRODUCTION_ENV,
@@ -123,7 +123,7 @@ def test_web_worker_and_beat_start_with_a_lower_case_log_level(tmp_path):
             assert time.monotonic() < deadline, "gunicorn did not answer"
             time.sleep(0.5)
         # A connection of its own: an earlier test may have closed the app's pool.
-        with current_app.connection_for_write() as broker_connection:
+        with current_app.connection_for_write(url=broker) as broker_connection:
             while not current_app.control.ping(timeout=1, connection=broker_connection):
                 alive()
                 assert time.monotonic() < deadline, "the worker did not answer a ping"
@@ -132,6 +132,10 @@ def test_web_worker_and_beat_start_with_a_lower_case_log_level(tmp_path):
         for process in processes.values():
             os.killpg(process.pid, signal.SIGTERM)
         for process in processes.values():
-            process.wait(timeout=60)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:  # fail, but leave nothing running
+                os.killpg(process.pid, signal.SIGKILL)
+                raise
     for name in ("web", "worker", "beat"):
         assert "Unknown level" not in logs[name].read_text()
