@@ -184,12 +184,16 @@ def pgbouncer_job(
 
 
 def drop_database(database_url: str, name: str) -> None:
-    """DROP DATABASE IF EXISTS `name`, on the server of `database_url`, connected directly."""
+    """DROP DATABASE IF EXISTS `name`, on the server of `database_url`, connected directly;
+    WITH (FORCE): a process the main run left behind (a test's server that did not stop) must
+    not fail the job before it starts."""
     import psycopg
     from psycopg import sql
 
     with psycopg.connect(database_url, dbname="postgres", autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
 
 
 if __name__ == "__main__":
