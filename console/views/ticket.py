@@ -270,7 +270,7 @@ def newer_reply_id(
     newer = (
         selectors.replies_for(audience, ticket)
         .filter(pk__gt=seen_reply_id)
-        .exclude(author=request.user)
+        .exclude(author_id=request.user.pk)
         .order_by("-pk")
         .values_list("pk", flat=True)
         .first()
