@@ -177,6 +177,9 @@ class ReplyForm(forms.Form):
     content = forms.CharField(
         label=_("Reply"), max_length=50_000, widget=forms.Textarea(attrs={"rows": 4})
     )
+    # The newest reply the page showed when it was written: a newer one from someone else
+    # asks the sender for a look first (409, nothing saved). Absent: no check.
+    seen_reply_id = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, allow_internal: bool, **kwargs):
         super().__init__(*args, **kwargs)
@@ -190,6 +193,12 @@ class ReplyForm(forms.Form):
         """The note tab is the one chosen (a form sent back with errors keeps its tab)."""
         value = self["reply_type"].value()
         return str(value) == str(int(ReplyType.INTERNAL))
+
+
+class PreviewForm(forms.Form):
+    """The composer's Preview: the text as it will read once sent."""
+
+    content = forms.CharField(label=_("Reply"), max_length=50_000, strip=False)
 
 
 class RejectForm(forms.Form):

@@ -16,6 +16,7 @@ urlpatterns = [
     path("profile/", profile.profile, name="profile"),
     path("profile/time-zone/", profile.detected_time_zone, name="profile-time-zone"),
     path("language/", profile.switch_language, name="language"),
+    path("preview/", ticket.reply_preview, name="preview"),
     path("tickets/<int:ticket_id>/", ticket.ticket_detail, name="ticket"),
     path("tickets/<int:ticket_id>/accept/", ticket.ticket_accept, name="ticket-accept"),
     path("tickets/<int:ticket_id>/decline/", ticket.ticket_decline, name="ticket-decline"),

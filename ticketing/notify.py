@@ -114,6 +114,8 @@ def replied(ticket: Ticket, reply: TicketReply) -> None:
             ticket=ticket,
             dedupe_key=f"ticket:{ticket.pk}:reply:{reply.pk}",
             author=reply.author.get_username() if reply.author else _("system"),
+            # The e-mail carries the reply itself (notifications/channels/email.py).
+            body=reply.content,
         )
 
 

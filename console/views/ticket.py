@@ -5,7 +5,7 @@ error's status."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import ConflictError, Forbidden, InvalidArgument
 from console.badges import badge_display
-from console.forms import DeclineForm, RejectForm, ReplyForm, TransferForm
+from console.forms import DeclineForm, PreviewForm, RejectForm, ReplyForm, TransferForm
 from console.history import describe_all
 from console.pages import (
     LIST_RELATED,
@@ -28,6 +28,7 @@ from console.pages import (
 )
 from console.timeline import timeline_svg
 from console.wording import customer_status
+from notifications.markup import render_markdown
 from routing.decisions import decisions_for
 from sla import services as sla_services
 from sla.models import SlaOutcome
@@ -79,8 +80,33 @@ def sla_chip(ticket: Ticket, outcome: SlaOutcome | None, now) -> dict:
     return badge_display(sla_badge(ticket, now))
 
 
+# The composer's tab after a send: the redirect carries it (?composer=internal), so the
+# second note of a series is a note too.
+COMPOSER_TAB_PARAM = "composer"
+# The session's one-shot "this person's reply on this ticket was accepted": the page tells
+# composer.js, which then clears the draft it kept (only after the server accepted it).
+SENT_SESSION_KEY = "composer-sent-%d"
+
+
+def reply_form_for(request: HttpRequest, insider: bool, latest_reply_id: int) -> ReplyForm:
+    """A fresh composer on the tab the last send used, remembering the newest reply shown."""
+    internal = insider and request.GET.get(COMPOSER_TAB_PARAM) == "internal"
+    return ReplyForm(
+        allow_internal=insider,
+        initial={
+            "reply_type": ReplyType.INTERNAL if internal else ReplyType.PUBLIC,
+            "seen_reply_id": latest_reply_id,
+        },
+    )
+
+
 def render_ticket(
-    request: HttpRequest, ticket: Ticket, *, status: int = 200, forms: dict | None = None
+    request: HttpRequest,
+    ticket: Ticket,
+    *,
+    status: int = 200,
+    forms: dict | None = None,
+    newer_reply: bool = False,
 ) -> HttpResponse:
     user = request.user
     # Visibility was checked by the caller (ticket_for); load what the page shows in one go.
@@ -95,6 +121,8 @@ def render_ticket(
     # The reply box is the composer, not an action: the Actions card shows only when one of
     # the others is allowed.
     shown = {name: allowed for name, allowed in actions.items() if name != "reply"}
+    replies = list(selectors.replies_for(audience, ticket))
+    latest_reply_id = replies[-1].pk if replies else 0
     context = {
         "ticket": ticket,
         "sla": sla_chip(ticket, outcome, now),
@@ -110,10 +138,13 @@ def render_ticket(
         "insider": insider,
         # "Why this agent?": routing internals, the team's view only; newest decision first.
         "routing_decisions": decisions_for(ticket.pk)[::-1] if insider else [],
-        "replies": selectors.replies_for(audience, ticket),
+        "replies": replies,
+        "latest_reply_id": latest_reply_id,
+        "composer_sent": request.session.pop(SENT_SESSION_KEY % ticket.pk, False),
+        "newer_reply": newer_reply,
         "records": _record_rows(audience, ticket),
         "actions": actions,
-        "reply_form": forms.get("reply") or ReplyForm(allow_internal=insider),
+        "reply_form": forms.get("reply") or reply_form_for(request, insider, latest_reply_id),
         "reject_form": forms.get("reject") or RejectForm(),
         "decline_form": forms.get("decline") or DeclineForm(),
         "transfer_form": (
@@ -199,19 +230,63 @@ def ticket_reply(request: HttpRequest, ticket_id: int) -> HttpResponse:
         error = InvalidArgument("content", _("The reply was not sent: see the errors below."))
         return action_failed(request, ticket.pk, error, forms={"reply": form})
     reply_type = form.cleaned_data["reply_type"]
-    return _perform(
+    newest = newer_reply_id(request, audience, ticket, form.cleaned_data["seen_reply_id"])
+    if newest is not None:
+        # Nothing saved: the page again, with the newer reply, the notice and the draft; the
+        # form now remembers that reply, so the second Send sends.
+        data = request.POST.copy()
+        data["seen_reply_id"] = str(newest)
+        again = ReplyForm(data, allow_internal=audience.sees_internals(ticket))
+        return render_ticket(request, ticket, status=409, forms={"reply": again}, newer_reply=True)
+    internal = reply_type == ReplyType.INTERNAL
+    response = _perform(
         request,
         ticket,
-        action="internal_reply" if reply_type == ReplyType.INTERNAL else "reply",
+        action="internal_reply" if internal else "reply",
         call=lambda: services.ticket_reply(
             ticket_id=ticket.pk,
             author=request.user,
             reply_type=reply_type,
             content=form.cleaned_data["content"],
         ),
-        success=_("Internal note added.") if reply_type == ReplyType.INTERNAL else _("Reply sent."),
-        redirect_to=detail_url(ticket.pk) + "#replies",
+        success=_("Internal note added.") if internal else _("Reply sent."),
+        redirect_to=detail_url(ticket.pk)
+        + (f"?{COMPOSER_TAB_PARAM}=internal" if internal else "")
+        + "#replies",
     )
+    if response.status_code == 302:
+        request.session[SENT_SESSION_KEY % ticket.pk] = True
+    return response
+
+
+def newer_reply_id(
+    request: HttpRequest, audience: access.Audience, ticket: Ticket, seen_reply_id: int | None
+) -> int | None:
+    """The newest reply by someone else that the sender may see and had not seen when they
+    wrote (their own, from another tab, they know of); None when there is none, or when the
+    form named no reply (no check)."""
+    if seen_reply_id is None:
+        return None
+    newer = (
+        selectors.replies_for(audience, ticket)
+        .filter(pk__gt=seen_reply_id)
+        .exclude(author_id=request.user.pk)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return newer
+
+
+@login_required
+@require_POST
+def reply_preview(request: HttpRequest) -> HttpResponse:
+    """The composer's Preview: the server's rendering of the text (notifications.markup, as
+    the page and the e-mail will show it), or 400 naming the field."""
+    form = PreviewForm(request.POST)
+    if not form.is_valid():
+        return JsonResponse({"code": "invalid", "errors": form.errors.get_json_data()}, status=400)
+    return JsonResponse({"html": render_markdown(form.cleaned_data["content"])})
 
 
 @login_required
