@@ -528,3 +528,63 @@ def timeline_svg(
     if drawing is None:
         return SafeString("")
     return render_to_string(TEMPLATE, {"timeline": drawing, "colours": COLOURS})
+
+
+# --- the same clocks as a list, for a phone ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    label: str
+    due: str  # "" when the level has no due instant (paused with budget left)
+    fired: str  # "" when it has not fired
+    state: str
+
+
+@dataclass(frozen=True)
+class ClockRow:
+    clock: str
+    name: str
+    outcome: str
+    start: str
+    deadline: str
+    stop: str  # "" while the clock runs
+    levels: tuple[LevelRow, ...]
+
+
+def clock_rows(tracks: Sequence[ClockTrack], *, now: datetime) -> list[ClockRow]:
+    """The clocks in words, each instant in the active time zone with its day: what a phone
+    shows instead of the chart, whose 760-unit drawing is 4 px text at 390 px."""
+
+    def when(at: datetime | None) -> str:
+        return "" if at is None else date_format(timezone.localtime(at), "M j H:i")
+
+    states = {
+        "fired": _("fired"),
+        "pending": _("pending"),
+        "void": _("void: the clock stopped first"),
+        "skipped": _("skipped: it passed while paused"),
+    }
+    rows = []
+    for track in tracks:
+        outcome, _colour = _status(track, now)
+        rows.append(
+            ClockRow(
+                clock=track.clock,
+                name=_lane_name(track.clock),
+                outcome=outcome,
+                start=when(track.start),
+                deadline=when(track.deadline),
+                stop=when(track.stop),
+                levels=tuple(
+                    LevelRow(
+                        label=_("L%(level)s") % {"level": mark.level},
+                        due=when(mark.due_at),
+                        fired=when(mark.fired_at),
+                        state=states.get(mark.state, mark.state),
+                    )
+                    for mark in track.levels
+                ),
+            )
+        )
+    return rows

@@ -240,3 +240,20 @@ def test_levels_far_apart_keep_their_own_labels():
         root = parse(timeline_svg([response()], now=minutes(65)))
     labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "sla-level-label"]
     assert labels == ["L1", "L2"]
+
+
+def test_the_clocks_as_a_list_name_every_instant_in_the_readers_zone():
+    with timezone.override("Asia/Shanghai"), translation.override("en"):
+        rows = drawing.clock_rows([response(), resolve()], now=minutes(65))
+    first = rows[0]
+    assert (first.name, first.start, first.deadline, first.stop) == (
+        "Response",
+        "Mar 2 17:00",
+        "Mar 2 18:00",
+        "Mar 2 18:10",
+    )
+    assert [(lv.label, lv.due, lv.fired, lv.state) for lv in first.levels] == [
+        ("L1", "Mar 2 17:45", "Mar 2 17:45", "fired"),
+        ("L2", "Mar 2 18:00", "Mar 2 18:01", "fired"),
+    ]
+    assert rows[1].stop == ""  # the resolve clock still runs
