@@ -12,10 +12,14 @@ from django.utils.translation import gettext as _
 def split_duration(seconds: float) -> tuple[str, tuple[int, ...]]:
     """The unit pattern and its numbers, rounded to the nearest whole of the smallest unit
     shown: ("s", (42,)), ("min", (45,)), ("h min", (2, 10)), ("h", (2,)), ("d h", (3, 4)),
-    ("d", (3,)). Negative durations count as none."""
+    ("d", (3,)); under ten minutes the seconds count too: ("min s", (1, 35)). Negative
+    durations count as none."""
     whole = max(round(seconds), 0)
     if whole < 60:
         return "s", (whole,)
+    if whole < 600:
+        minutes, rest = divmod(whole, 60)
+        return ("min s", (minutes, rest)) if rest else ("min", (minutes,))
     minutes = round(whole / 60)
     if minutes < 60:
         return "min", (minutes,)
@@ -35,6 +39,8 @@ def human_duration(value: float | timedelta | None) -> str:
     unit, n = split_duration(seconds)
     if unit == "s":
         return _("%(s)d s") % {"s": n[0]}
+    if unit == "min s":
+        return _("%(m)d min %(s)d s") % {"m": n[0], "s": n[1]}
     if unit == "min":
         return _("%(m)d min") % {"m": n[0]}
     if unit == "h min":

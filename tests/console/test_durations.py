@@ -18,6 +18,9 @@ from console.durations import human_duration, split_duration
         (42.4, "42 s"),
         (59.4, "59 s"),
         (60, "1 min"),
+        (95, "1 min 35 s"),
+        (599.4, "9 min 59 s"),
+        (600, "10 min"),
         (45 * 60, "45 min"),
         (2744.6, "46 min"),
         (3600, "1 h"),
@@ -46,6 +49,8 @@ def test_rounding_never_writes_60_of_a_unit():
             assert 0 < numbers[1] < 60
         if unit == "min":
             assert numbers[0] < 60
+        if unit == "min s":
+            assert 0 < numbers[1] < 60 and numbers[0] < 10
         if unit == "d h":
             assert 0 < numbers[1] < 24
 
