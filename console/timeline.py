@@ -19,7 +19,7 @@ screen reader reads."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from django.template.loader import render_to_string
@@ -100,13 +100,14 @@ class Level:
 
     state: str
     title: str
-    label: str
+    label: str  # empty when merged into a neighbour's label (see `layout_labels`)
     label_y: int
     x: float
     ring_y: int
     due_x: float | None
     fired_x: float | None
     colour: str
+    label_x: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,62 @@ class Timeline:
     lanes: tuple[Lane, ...]
     axis: Axis
     now: NowLine | None
+
+
+# --- labels that never overlap ------------------------------------------------------------
+
+LABEL_FONT = 10  # the level labels' font size, in the viewBox's units
+LABEL_GAP = 4.0  # the least room between two labels
+
+
+def text_width(text: str, font_size: float = LABEL_FONT) -> float:
+    """A conservative width of `text` in a sans-serif font: wide (CJK) characters a full em,
+    every other character 0.65 em (more than any Latin glyph but W and M averages), plus a
+    little padding."""
+    width = 0.0
+    for char in text:
+        wide = "\u1100" <= char and (
+            char <= "\u115f"
+            or "\u2e80" <= char <= "\ua4cf"
+            or "\uac00" <= char <= "\ud7a3"
+            or "\uf900" <= char <= "\ufaff"
+            or "\ufe30" <= char <= "\ufe4f"
+            or "\uff00" <= char <= "\uff60"
+            or "\uffe0" <= char <= "\uffe6"
+        )
+        width += font_size * (1.0 if wide else 0.65)
+    return width + 2.0
+
+
+def layout_labels(
+    items: Sequence[tuple[float, str]], *, font_size: float = LABEL_FONT, gap: float = LABEL_GAP
+) -> list[tuple[float, str, tuple[int, ...]]]:
+    """Centred labels on one row, merged so that no two boxes overlap: `items` are (x, text);
+    the result is (centre x, text, indices of the items it stands for), left to right. Labels
+    whose boxes (width from `text_width`, `gap` apart) would touch become one label, their
+    texts joined by a space, centred between the first and last of them; merging repeats until
+    no pair touches, so "L1" and "L2" two pixels apart read "L1 L2", never "L1L2"."""
+    order = sorted(range(len(items)), key=lambda i: (items[i][0], i))
+    groups: list[list[int]] = [[i] for i in order]
+
+    def box(group: list[int]) -> tuple[float, float]:
+        centre = (items[group[0]][0] + items[group[-1]][0]) / 2
+        half = text_width(" ".join(items[i][1] for i in group), font_size) / 2
+        return centre - half, centre + half
+
+    merged = True
+    while merged:
+        merged = False
+        for k in range(len(groups) - 1):
+            if box(groups[k])[1] + gap > box(groups[k + 1])[0]:
+                groups[k : k + 2] = [groups[k] + groups[k + 1]]
+                merged = True
+                break
+    out = []
+    for group in groups:
+        left, right = box(group)
+        out.append(((left + right) / 2, " ".join(items[i][1] for i in group), tuple(group)))
+    return out
 
 
 # --- from clocks to geometry --------------------------------------------------------------
@@ -364,7 +421,14 @@ def _levels(track: ClockTrack, scale: _Scale, top: int) -> list[Level]:
                 colour=COLOURS.get(mark.state, COLOURS["pending"]),
             )
         )
-    return marks
+    # One label per cluster of levels close together: never "L1L2" printed over each other.
+    placed = layout_labels([(m.x, m.label) for m in marks])
+    labelled: dict[int, tuple[float, str]] = {}
+    for centre, text, members in placed:
+        labelled[members[0]] = (centre, text)
+        for other in members[1:]:
+            labelled[other] = (centre, "")
+    return [replace(m, label=labelled[i][1], label_x=labelled[i][0]) for i, m in enumerate(marks)]
 
 
 def _lane(track: ClockTrack, index: int, scale: _Scale, now: datetime, *, hatch: str) -> Lane:
@@ -464,3 +528,63 @@ def timeline_svg(
     if drawing is None:
         return SafeString("")
     return render_to_string(TEMPLATE, {"timeline": drawing, "colours": COLOURS})
+
+
+# --- the same clocks as a list, for a phone ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    label: str
+    due: str  # "" when the level has no due instant (paused with budget left)
+    fired: str  # "" when it has not fired
+    state: str
+
+
+@dataclass(frozen=True)
+class ClockRow:
+    clock: str
+    name: str
+    outcome: str
+    start: str
+    deadline: str
+    stop: str  # "" while the clock runs
+    levels: tuple[LevelRow, ...]
+
+
+def clock_rows(tracks: Sequence[ClockTrack], *, now: datetime) -> list[ClockRow]:
+    """The clocks in words, each instant in the active time zone with its day: what a phone
+    shows instead of the chart, whose 760-unit drawing is 4 px text at 390 px."""
+
+    def when(at: datetime | None) -> str:
+        return "" if at is None else date_format(timezone.localtime(at), "M j H:i")
+
+    states = {
+        "fired": _("fired"),
+        "pending": _("pending"),
+        "void": _("void: the clock stopped first"),
+        "skipped": _("skipped: it passed while paused"),
+    }
+    rows = []
+    for track in tracks:
+        outcome, _colour = _status(track, now)
+        rows.append(
+            ClockRow(
+                clock=track.clock,
+                name=_lane_name(track.clock),
+                outcome=outcome,
+                start=when(track.start),
+                deadline=when(track.deadline),
+                stop=when(track.stop),
+                levels=tuple(
+                    LevelRow(
+                        label=_("L%(level)s") % {"level": mark.level},
+                        due=when(mark.due_at),
+                        fired=when(mark.fired_at),
+                        state=states.get(mark.state, mark.state),
+                    )
+                    for mark in track.levels
+                ),
+            )
+        )
+    return rows

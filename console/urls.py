@@ -13,6 +13,7 @@ urlpatterns = [
     path("submit/", applicant.submit, name="submit"),
     path("sla/", sla.sla_compliance, name="sla"),
     path("supervisor/", supervisor.supervisor, name="supervisor"),
+    path("supervisor/simulate/", supervisor.supervisor_simulate, name="supervisor-simulate"),
     path("profile/", profile.profile, name="profile"),
     path("profile/time-zone/", profile.detected_time_zone, name="profile-time-zone"),
     path("language/", profile.switch_language, name="language"),

@@ -5,27 +5,32 @@ from datetime import timedelta
 
 from django import template
 from django.utils.safestring import SafeData, mark_safe
-from django.utils.translation import gettext as _
+
+from console.durations import human_duration
 
 register = template.Library()
 
 
 @register.filter
 def duration_short(value: timedelta | None) -> str:
-    """'42 s', '7 min', '2 h 05 min', '3 d 4 h': how long something has waited."""
-    if value is None:
+    """'42 s', '7 min', '2 h 5 min', '3 d 4 h': how long something has waited."""
+    return human_duration(value)
+
+
+@register.filter
+def duration(value: float | timedelta | None) -> str:
+    """Seconds (or a timedelta) for people: '45 min', '2 h 10 min' (console/durations.py)."""
+    if value is None or value == "":
         return ""
-    seconds = max(int(value.total_seconds()), 0)
-    if seconds < 60:
-        return _("%(s)d s") % {"s": seconds}
-    minutes = seconds // 60
-    if minutes < 60:
-        return _("%(m)d min") % {"m": minutes}
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return _("%(h)d h %(m)02d min") % {"h": hours, "m": minutes}
-    days, hours = divmod(hours, 24)
-    return _("%(d)d d %(h)d h") % {"d": days, "h": hours}
+    return human_duration(value)
+
+
+@register.filter
+def duration_minutes(value: float | None) -> str:
+    """Minutes for people, the same words as `duration`."""
+    if value is None or value == "":
+        return ""
+    return human_duration(float(value) * 60)
 
 
 @register.filter(is_safe=True)

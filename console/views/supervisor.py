@@ -15,16 +15,18 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from console.charts import comparison_chart_svg, staffing_chart_svg
 from console.pages import render_console
 from handler_groups.models import GroupStatus, HandlerGroup
-from handler_groups.selectors import groups_led_by
-from insight.models import Simulation
+from handler_groups.selectors import groups_led_by, supervises
+from insight import services as insight_services
+from insight.models import Simulation, SimulationStatus
 from insight.staffing import staffing
 from routing.models import AssignmentEvent, PresenceState
 from routing.selectors import presence_rows, waiting_by_group
@@ -141,6 +143,8 @@ def supervisor(request: HttpRequest) -> HttpResponse:
         plan=plan,
         plan_chart=staffing_chart_svg(plan["hours"]) if plan else None,
         simulation=latest_simulation(selected),
+        started=started_simulation(request.user, request.GET.get("simulation")),
+        simulate_days=SIMULATE_DAYS,
     )
     return render_console(request, "console/supervisor.html", context)
 
@@ -173,3 +177,42 @@ def latest_simulation(group: HandlerGroup | None) -> dict | None:
             element_id="simulation-spread",
         ),
     }
+
+
+# The page's "Run a simulation" button: the same service as POST /api/simulations/, over the
+# group's record of the last SIMULATE_DAYS days before today, every strategy, seed 0.
+SIMULATE_DAYS = 7
+PENDING = (SimulationStatus.QUEUED, SimulationStatus.RUNNING)
+
+
+@login_required
+@require_POST
+def supervisor_simulate(request: HttpRequest) -> HttpResponse:
+    groups = groups_in_scope(request.user)
+    group = next((g for g in groups if str(g.pk) == request.POST.get("group")), None)
+    if group is None or not supervises(request.user, group):
+        raise PermissionDenied(_("Only staff and the group's leader may simulate its routing."))
+    today = timezone.localdate()
+    params = {
+        "strategies": [1, 2, 3, 4],
+        "seed": 0,
+        "group": group.pk,
+        "from": (today - timedelta(days=SIMULATE_DAYS)).isoformat(),
+        "to": (today - timedelta(days=1)).isoformat(),
+    }
+    simulation = insight_services.simulation_request(user=request.user, group=group, params=params)
+    url = reverse("console:supervisor")
+    return redirect(f"{url}?group={group.pk}&simulation={simulation.pk}#simulation")
+
+
+def started_simulation(user, raw_id: str | None) -> Simulation | None:
+    """The simulation this page was asked to follow (?simulation=), if the reader may see it:
+    the one who asked for it, or staff and the group's leaders."""
+    if not raw_id or not raw_id.isdigit():
+        return None
+    simulation = Simulation.objects.select_related("group").filter(pk=int(raw_id)).first()
+    if simulation is None:
+        return None
+    if simulation.created_by_id != user.pk and not supervises(user, simulation.group):
+        return None
+    return simulation

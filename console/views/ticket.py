@@ -26,7 +26,7 @@ from console.pages import (
     safe_next,
     visible_ticket,
 )
-from console.timeline import timeline_svg
+from console.timeline import clock_rows, timeline_svg
 from console.wording import customer_status
 from notifications.markup import render_markdown
 from routing.decisions import decisions_for
@@ -123,6 +123,7 @@ def render_ticket(
     shown = {name: allowed for name, allowed in actions.items() if name != "reply"}
     replies = list(selectors.replies_for(audience, ticket))
     latest_reply_id = replies[-1].pk if replies else 0
+    tracks = sla_timeline(ticket, outcome=outcome) if insider else []
     context = {
         "ticket": ticket,
         "sla": sla_chip(ticket, outcome, now),
@@ -132,9 +133,8 @@ def render_ticket(
         "reply_by": reply_by(ticket) if applicant else None,
         "outcome": outcome,
         # Escalation levels and their firing are internals: the team's view only (access.py).
-        "sla_timeline": (
-            timeline_svg(sla_timeline(ticket, outcome=outcome), now=now) if insider else ""
-        ),
+        "sla_timeline": timeline_svg(tracks, now=now) if insider else "",
+        "sla_clocks": clock_rows(tracks, now=now) if insider else [],
         "insider": insider,
         # "Why this agent?": routing internals, the team's view only; newest decision first.
         "routing_decisions": decisions_for(ticket.pk)[::-1] if insider else [],

@@ -114,4 +114,36 @@ def test_the_latest_simulation_is_shown_side_by_side(as_user, leader, group, flo
     )  # fmt: skip
     html = as_user(leader).get("/console/supervisor/").content.decode()
     assert 'id="simulation-wait"' in html and 'id="simulation-spread"' in html
-    assert "round robin" in html and "longest idle" in html and "95.0" in html
+    assert "round robin" in html and "longest idle" in html and "1 min 35 s" in html
+
+
+def test_the_button_starts_a_simulation_and_the_page_follows_it(as_user, leader, group, floor):
+    from unittest import mock
+
+    from insight import services
+    from insight.models import Simulation
+
+    with mock.patch("insight.services.current_app.send_task") as send:
+        with_commit = as_user(leader)
+        response = with_commit.post("/console/supervisor/simulate/", {"group": group.pk})
+    simulation = Simulation.objects.get()
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"?group={group.pk}&simulation={simulation.pk}#simulation")
+    assert simulation.params["group"] == group.pk and simulation.created_by == leader
+    assert simulation.params["strategies"] == [1, 2, 3, 4]
+    del send
+    html = with_commit.get(response["Location"]).content.decode()
+    assert 'data-status="queued"' in html and 'http-equiv="refresh"' in html
+    assert services.run_simulation(simulation.pk) == "done"
+    html = with_commit.get(response["Location"]).content.decode()
+    assert 'data-status="done"' in html and 'http-equiv="refresh"' not in html
+    assert 'id="simulation-wait"' in html
+
+
+def test_only_the_groups_leader_may_start_one(as_user, handlers, group, floor):
+    from insight.models import Simulation
+
+    response = as_user(handlers[0]).post("/console/supervisor/simulate/", {"group": group.pk})
+    assert response.status_code == 403
+    assert not Simulation.objects.exists()
+    assert as_user(handlers[0]).get("/console/supervisor/simulate/").status_code == 405

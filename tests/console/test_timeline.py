@@ -188,3 +188,72 @@ def test_coordinates_are_written_with_a_dot_in_every_language():
     assert len(numbers) > 40
     assert all(re.fullmatch(r"-?\d+(\.\d)?", n) for n in numbers), numbers
     assert any("." in n for n in numbers)
+
+
+# --- level labels never overlap -------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from console.timeline import layout_labels, text_width  # noqa: E402
+
+LABELS = st.lists(
+    st.tuples(
+        st.floats(min_value=PLOT_LEFT, max_value=PLOT_RIGHT, allow_nan=False),
+        st.sampled_from(["L1", "L2", "L3", "L10", "第1级", "WWW"]),
+    ),
+    max_size=12,
+)
+
+
+@given(LABELS)
+def test_label_boxes_never_intersect_and_every_level_is_named_once(items):
+    placed = layout_labels(items)
+    boxes = sorted(
+        (centre - text_width(text) / 2, centre + text_width(text) / 2) for centre, text, _ in placed
+    )
+    for (_l1, right), (left, _r2) in zip(boxes, boxes[1:], strict=False):
+        assert right <= left, (items, placed)
+    members = sorted(i for _c, _t, group in placed for i in group)
+    assert members == list(range(len(items)))
+    for _c, text, group in placed:
+        assert text == " ".join(items[i][1] for i in sorted(group, key=lambda i: (items[i][0], i)))
+
+
+def test_levels_due_close_together_share_one_label_in_the_svg():
+    close = response(
+        levels=(
+            LevelMark(1, minutes(59), minutes(59), "fired"),
+            LevelMark(2, minutes(60), minutes(61), "fired"),
+            LevelMark(3, minutes(60.5), None, "pending"),
+        )
+    )
+    with timezone.override("UTC"):
+        root = parse(timeline_svg([close], now=minutes(65)))
+    labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "sla-level-label"]
+    assert labels == ["L1 L2 L3"]
+    assert len(by_class(root, "sla-level-fired")) == 2  # each level keeps its mark
+
+
+def test_levels_far_apart_keep_their_own_labels():
+    with timezone.override("UTC"):
+        root = parse(timeline_svg([response()], now=minutes(65)))
+    labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "sla-level-label"]
+    assert labels == ["L1", "L2"]
+
+
+def test_the_clocks_as_a_list_name_every_instant_in_the_readers_zone():
+    with timezone.override("Asia/Shanghai"), translation.override("en"):
+        rows = drawing.clock_rows([response(), resolve()], now=minutes(65))
+    first = rows[0]
+    assert (first.name, first.start, first.deadline, first.stop) == (
+        "Response",
+        "Mar 2 17:00",
+        "Mar 2 18:00",
+        "Mar 2 18:10",
+    )
+    assert [(lv.label, lv.due, lv.fired, lv.state) for lv in first.levels] == [
+        ("L1", "Mar 2 17:45", "Mar 2 17:45", "fired"),
+        ("L2", "Mar 2 18:00", "Mar 2 18:01", "fired"),
+    ]
+    assert rows[1].stop == ""  # the resolve clock still runs
