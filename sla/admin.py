@@ -116,7 +116,7 @@ LEVEL_FIELDS = (
 
 def template_choices() -> list[tuple[str, str]]:
     """The notification templates a level may send, by code; empty: the default ones."""
-    default = [("", gettext("Default (warning before the deadline, timeout after)"))]
+    default = [("", gettext("Default template"))]
     return default + [
         (code, f"{name} ({code})")
         for code, name in NotifyTemplate.objects.order_by("code").values_list("code", "name")
