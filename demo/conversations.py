@@ -355,9 +355,8 @@ def conversation(
             lines.append(Line(True, PUBLIC, question, paused - timedelta(seconds=5)))
         if resumed is not None and topic and topic.answer:
             lines.append(Line(False, PUBLIC, topic.answer, resumed))
-    working_from = pauses[-1][1] if pauses and pauses[-1][1] else accepted
-    if pauses and pauses[-1][1] is None:
-        working_from = None  # waiting on the applicant now: nothing more happens
+    # From the last resume on (None: waiting on the applicant now, nothing more happens).
+    working_from: datetime | None = pauses[-1][1] if pauses else accepted
     if working_from is not None and topic and topic.note and rng.random() < 0.6:
         at = working_from + (end - working_from) * rng.uniform(0.3, 0.6)
         lines.append(Line(True, INTERNAL, topic.note, at))
