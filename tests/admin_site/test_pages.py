@@ -98,3 +98,48 @@ def test_an_admin_page_renders_in_chinese(client, superuser):
     page = client.get("/admin/sla/slarule/", HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert page.status_code == 200
     assert 'lang="zh-hans"' in page.content.decode()
+
+
+def test_channels_and_webhook_subscriptions_are_checkboxes(client, superuser):
+    from notifications.models import NotifyTemplate, Webhook
+
+    NotifyTemplate.objects.create(code="ticket-done", name="Done", title="t", content="c")
+    NotifyTemplate.objects.create(code="ticket-late", name="Late", title="t", content="c")
+    page = client.get("/admin/notifications/webhook/add/").content.decode()
+    assert 'type="checkbox" name="template_codes" value="ticket-late"' in page
+    response = client.post(
+        "/admin/notifications/webhook/add/",
+        {
+            "name": "chat",
+            "url": "https://chat.example.test/hook",
+            "secret": "s",
+            "template_codes": ["ticket-done", "ticket-late"],
+            "timeout_seconds": "5",
+            "enabled": "on",
+        },
+    )
+    assert response.status_code == 302
+    assert Webhook.objects.get(name="chat").template_codes == ["ticket-done", "ticket-late"]
+
+    template = NotifyTemplate.objects.get(code="ticket-done")
+    url = f"/admin/notifications/notifytemplate/{template.pk}/change/"
+    form = {
+        "code": "ticket-done",
+        "name": "Done",
+        "title": "t",
+        "content": "c",
+        "channels": ["email", "in_app"],
+        "enabled": "on",
+        "sample_params": "{}",
+        "translations-TOTAL_FORMS": "0",
+        "translations-INITIAL_FORMS": "0",
+    }
+    assert client.post(url, form).status_code == 302
+    template.refresh_from_db()
+    assert template.channels == ["email", "in_app"]
+    # A channel nobody registered is refused on its field, and nothing changes.
+    refused = client.post(url, {**form, "channels": ["email", "pager"]})
+    assert refused.status_code == 200
+    assert "channels" in refused.context["adminform"].form.errors
+    template.refresh_from_db()
+    assert template.channels == ["email", "in_app"]
