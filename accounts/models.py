@@ -53,6 +53,7 @@ class Profile(models.Model):
     class Meta:
         db_table = "oa_user_profile"
         verbose_name = _("profile")
+        verbose_name_plural = _("profiles")
 
     def __str__(self) -> str:
         return _("profile of %(user)s") % {"user": self.user_id}

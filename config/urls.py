@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import DefaultRouter
@@ -25,6 +26,13 @@ from workflow.apis import TicketViewSet
 # Path converters, not regexes: a viewset's `lookup_value_converter = "int"` makes its {id} an
 # integer in the URL and so in the OpenAPI schema; anything else is no route, a JSON 404
 # (tests/test_schema.py holds every registered viewset to it).
+# The admin speaks the product's name, in the reader's language.
+admin.site.site_header = _("Ticketdesk administration")
+admin.site.site_title = _("Ticketdesk administration")
+admin.site.index_title = _("Ticketdesk administration")
+# The index lists every model; a second list beside each page would push it past 1366 px.
+admin.site.enable_nav_sidebar = False
+
 router = DefaultRouter(use_regex_path=False)
 router.register("tickets", TicketViewSet, basename="ticket")
 router.register("handler-groups", HandlerGroupViewSet, basename="handler-group")

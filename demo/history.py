@@ -11,7 +11,10 @@ queuing it in the pool when nobody is. The outcome is written as the services wo
 written it: tickets, audit records (submit, approve, enter_pool, assign, accept, sla_pause,
 sla_resume, complete, close, SLA levels and timeouts), assignment events, clock segments, SLA
 events (fired / void / pending) and outcomes with the same deadline arithmetic as sla.services,
-and presence spans. No notifications and no outbox rows: nothing is e-mailed for the past.
+presence spans, and the conversations (demo/conversations.py): both sides' replies and notes
+to the team, with their reply records and counts; a question from the agent pauses the clock
+and the applicant's answer resumes it, as ticket_reply does. No notifications and no outbox
+rows: nothing is e-mailed for the past.
 
 On top of the past, a handful of tickets staged around now so the console shows every state:
 awaiting approval, waiting in a pool, offered, in progress, waiting on the applicant,
@@ -51,7 +54,16 @@ from sla.models import (
     SlaOutcome,
 )
 from sla.selectors import match_rule
-from ticketing.models import ProcessStatus, Ticket, TicketRecord, TicketStatus
+from ticketing.models import (
+    ProcessStatus,
+    ReplyType,
+    Ticket,
+    TicketRecord,
+    TicketReply,
+    TicketStatus,
+)
+
+from . import conversations
 
 DEFAULT_SEED = 13
 
@@ -91,6 +103,8 @@ GROUPS: dict[str, GroupSpec] = {
             "Access to the finance share",
             "Install the statistics package",
             "Phone not syncing mail",
+            "打印机无法连接",
+            "邮箱空间已满",
         ],
         "categories": ["hardware", "network", "access", "software"],
     },
@@ -103,6 +117,7 @@ GROUPS: dict[str, GroupSpec] = {
             "Parental leave request",
             "Employment certificate needed",
             "Expense claim not paid",
+            "工资条有疑问",
         ],
         "categories": ["payroll", "leave", "records"],
     },
@@ -144,7 +159,25 @@ class Plan:
     staged: bool = False  # one of the tickets staged around now
 
 
-STAGED_NOTE = "(demo: staged now)"
+# The tickets staged around now (_staged), by title: tests tell them from the simulated past.
+STAGED_TITLES = frozenset(
+    {
+        "Docking station missing",
+        "Cannot open the CRM",
+        "Keyboard replacement",
+        "Sick note upload fails",
+        "Teams camera black",
+        "Overtime not on payslip",
+        "Shared mailbox access",
+        "Pension enrolment",
+        "Which laptop model do you have?",
+        "Wi-Fi password for guests",
+        "Holiday request approved?",
+        "Mouse not working",
+        "Server room badge reader broken",
+        "Contract amendment",
+    }
+)
 
 
 @dataclass
@@ -330,7 +363,7 @@ def generate(
             if rng.random() < 0.02:
                 handle *= 4  # the hard one
             work_from = plan.accepted
-            if rng.random() < 0.06:  # asks the applicant something halfway
+            if rng.random() < 0.12:  # asks the applicant something halfway
                 paused = work_from + timedelta(minutes=handle * 0.4)
                 resumed = paused + timedelta(minutes=rng.lognormvariate(math.log(90), 0.8))
                 plan.pauses.append((paused, resumed))
@@ -343,7 +376,8 @@ def generate(
     progress(f"simulated {len(plans)} tickets over {days} days; writing")
 
     plans.extend(_staged(groups, users, now, rng))
-    summary = _write(plans, schedules, users, approver_id, now, progress, started_clock)
+    talk = random.Random(seed * 7919 + 1)  # its own stream: the simulation stays as it was
+    summary = _write(plans, schedules, users, approver_id, now, progress, started_clock, talk)
     summary.seconds = time.monotonic() - started_clock
     return summary
 
@@ -515,7 +549,7 @@ def _cut(plan: Plan, now: datetime) -> None:
     ]
 
 
-def _write(plans, schedules, users, approver_id, now, progress, started_clock) -> Summary:
+def _write(plans, schedules, users, approver_id, now, progress, started_clock, talk) -> Summary:
     summary = Summary()
     rules: dict = {}
     calendars: dict = {}
@@ -528,14 +562,20 @@ def _write(plans, schedules, users, approver_id, now, progress, started_clock) -
         ticket = Ticket(
             bill_code=code,
             title=plan.title,
-            content=f"{plan.title}. {STAGED_NOTE if plan.staged else '(demo history)'}",
+            content=conversations.body(plan.title),
             priority=plan.priority,
             category=plan.category,
             creator_id=plan.creator_id,
             handler_group=plan.group,
             submitted_time=plan.submitted,
         )
-        extra: dict = {"records": [], "segments": [], "events": [], "outcome": None}
+        extra: dict = {
+            "records": [],
+            "segments": [],
+            "events": [],
+            "outcome": None,
+            "replies": [],
+        }
         rec = extra["records"]
         rec.append(("submit", plan.creator_id, None, TicketStatus.SUBMITTED, plan.submitted, {}))
         if plan.rejected:
@@ -575,6 +615,28 @@ def _write(plans, schedules, users, approver_id, now, progress, started_clock) -
                             plan.accepted, {}))  # fmt: skip
                 status = TicketStatus.PROCESSING
                 ticket.accepted_time = ticket.responded_time = plan.accepted
+            # Before the pause records: an answer and the resume it causes share an instant,
+            # and the stable sort below keeps the reply first, as ticket_reply writes them.
+            for line in conversations.conversation(
+                talk,
+                title=plan.title,
+                accepted=plan.accepted,
+                pauses=plan.pauses,
+                completed=plan.completed,
+                closed=plan.closed,
+                now=now,
+            ):
+                author = plan.handler_id if line.by_agent else plan.creator_id
+                reply = TicketReply(
+                    author_id=author, reply_type=line.reply_type, content=line.content
+                )
+                reply.created = line.at
+                kind = ReplyType(line.reply_type).name.lower()
+                detail = {"reply_type": kind}  # + reply_id once written
+                extra["replies"].append((reply, detail))
+                rec.append(("reply", author, None, None, line.at, detail))
+                ticket.reply_count += 1
+                ticket.public_reply_count += line.reply_type == ReplyType.PUBLIC
             for paused, resumed in plan.pauses:
                 rec.append(("sla_pause", plan.handler_id, None, None, paused, {}))
                 extra["segments"].append((Clock.RESOLVE, SegmentKind.PAUSE, paused))
@@ -599,6 +661,7 @@ def _write(plans, schedules, users, approver_id, now, progress, started_clock) -
         extras.append(extra)
     Ticket.objects.bulk_create(tickets, batch_size=500)
     progress(f"{len(tickets)} tickets written ({time.monotonic() - started_clock:.1f}s)")
+    _write_replies(tickets, extras)
 
     records, segments, events, outcomes, assignments = [], [], [], [], []
     for ticket, plan, extra in zip(tickets, plans, extras, strict=True):
@@ -660,6 +723,24 @@ def _write(plans, schedules, users, approver_id, now, progress, started_clock) -
     names = {user.pk: name for name, user in users.items()}
     summary.per_agent = Counter({names[k]: v for k, v in summary.per_agent.items()})
     return summary
+
+
+def _write_replies(tickets: list[Ticket], extras: list[dict]) -> None:
+    """The conversations, at their own instants (`created` is set on insert, so it is written
+    again), and each reply's id into its audit record's detail."""
+    replies = []
+    for ticket, extra in zip(tickets, extras, strict=True):
+        for reply, _detail in extra["replies"]:
+            reply.ticket_id = ticket.pk
+            replies.append(reply)
+    instants = [reply.created for reply in replies]
+    TicketReply.objects.bulk_create(replies, batch_size=2000)
+    for reply, at in zip(replies, instants, strict=True):
+        reply.created = at
+    TicketReply.objects.bulk_update(replies, ["created"], batch_size=2000)
+    for extra in extras:
+        for reply, detail in extra["replies"]:
+            detail["reply_id"] = reply.pk
 
 
 def _sla(ticket: Ticket, plan: Plan, rule, calendars: dict, extra: dict, now, summary) -> None:

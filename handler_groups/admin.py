@@ -4,8 +4,10 @@ from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
+from config.errors import InvalidArgument
+
 from .models import HandlerGroup, MemberCapacity
-from .services import ROUTING_FIELDS, handler_group_save, routing_form_fields
+from .services import ROUTING_FIELDS, check_overflow, handler_group_save, routing_form_fields
 
 
 class HandlerGroupForm(forms.ModelForm):
@@ -34,6 +36,16 @@ class HandlerGroupForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.fields["members"].initial = self.instance.member_ids
+
+    def clean_overflow_group(self):
+        overflow = self.cleaned_data.get("overflow_group")
+        try:
+            check_overflow(
+                group_id=self.instance.pk, overflow_group_id=overflow.pk if overflow else None
+            )
+        except InvalidArgument as exc:
+            raise forms.ValidationError(exc.message) from None
+        return overflow
 
 
 class MemberCapacityInline(admin.TabularInline):

@@ -50,14 +50,14 @@ class HandlerGroup(models.Model):
         related_name="escalation_contact_for",
     )
     member_user_ids = models.CharField(
-        verbose_name=_("member user ids"), max_length=2000, blank=True, default=""
+        verbose_name=_("members"), max_length=2000, blank=True, default=""
     )
     assign_strategy = models.PositiveSmallIntegerField(
         verbose_name=_("assign strategy"), choices=assign_strategy_choices, default=0
     )
     # Index (into member_ids) of the member who got the last round-robin assignment; -1 = none
     # yet, so the first assignment goes to the first member.
-    last_assign_index = models.IntegerField(verbose_name=_("last assign index"), default=-1)
+    last_assign_index = models.IntegerField(verbose_name=_("round-robin cursor"), default=-1)
     status = models.PositiveSmallIntegerField(
         verbose_name=_("status"), choices=GroupStatus.choices, default=GroupStatus.ENABLED
     )
@@ -69,7 +69,7 @@ class HandlerGroup(models.Model):
         help_text=_("Route only to members whose presence is 'available'."),
     )
     max_active = models.PositiveIntegerField(
-        verbose_name=_("max active"),
+        verbose_name=_("max active tickets"),
         null=True,
         blank=True,
         help_text=_("Tickets pending process or processing per member; empty = no limit."),
@@ -84,17 +84,17 @@ class HandlerGroup(models.Model):
         ),
     )
     wrap_up_seconds = models.PositiveIntegerField(
-        verbose_name=_("wrap up seconds"),
+        verbose_name=_("wrap-up (seconds)"),
         default=0,
         help_text=_("After-work time after a completion before new tickets arrive."),
     )
     warmup_seconds = models.PositiveIntegerField(
-        verbose_name=_("warmup seconds"),
+        verbose_name=_("warm-up (seconds)"),
         default=60,
         help_text=_("Longest idle: a newly online agent counts as idle this much later."),
     )
     offer_timeout_seconds = models.PositiveIntegerField(
-        verbose_name=_("offer timeout seconds"),
+        verbose_name=_("offer timeout (seconds)"),
         null=True,
         blank=True,
         validators=[MaxValueValidator(MAX_OFFER_TIMEOUT_SECONDS)],
@@ -111,7 +111,7 @@ class HandlerGroup(models.Model):
         related_name="overflow_sources",
     )
     overflow_after_seconds = models.PositiveIntegerField(
-        verbose_name=_("overflow after seconds"),
+        verbose_name=_("overflow after (seconds)"),
         null=True,
         blank=True,
         help_text=_(
@@ -120,7 +120,7 @@ class HandlerGroup(models.Model):
     )
     # The queue metrics' service level: the share of arrivals assigned within this.
     target_answer_seconds = models.PositiveIntegerField(
-        verbose_name=_("target answer seconds"),
+        verbose_name=_("target answer time (seconds)"),
         default=60,
         validators=[MinValueValidator(1)],
         help_text=_("Service-level target: an approved ticket should be assigned within this."),
@@ -159,7 +159,7 @@ class MemberCapacity(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE
     )
-    max_active = models.PositiveIntegerField(verbose_name=_("max active"))
+    max_active = models.PositiveIntegerField(verbose_name=_("max active tickets"))
 
     class Meta:
         verbose_name = _("member capacity")

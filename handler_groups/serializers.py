@@ -2,8 +2,10 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
+from config.errors import InvalidArgument
+
 from .models import MAX_OFFER_TIMEOUT_SECONDS, GroupStatus, HandlerGroup, assign_strategy_choices
-from .services import ROUTING_FIELDS, ROUTING_NUMBERS
+from .services import ROUTING_FIELDS, ROUTING_NUMBERS, check_overflow
 
 
 class HandlerGroupSerializer(serializers.ModelSerializer):
@@ -93,10 +95,13 @@ class HandlerGroupSerializer(serializers.ModelSerializer):
             attrs["escalation_contact_id"] = contact
         overflow = attrs.get("overflow_group_id")
         if overflow is not None:
-            if self.instance is not None and overflow == self.instance.pk:
-                raise serializers.ValidationError(
-                    {"overflow_group_id": [_("A group cannot overflow into itself.")]}
+            try:
+                check_overflow(
+                    group_id=self.instance.pk if self.instance is not None else None,
+                    overflow_group_id=overflow,
                 )
+            except InvalidArgument as exc:
+                raise serializers.ValidationError({exc.field: [exc.message]}) from None
             if not HandlerGroup.objects.filter(pk=overflow).exists():
                 raise serializers.ValidationError(
                     {

@@ -1,4 +1,7 @@
 from django.db import transaction
+from django.utils.translation import gettext as _
+
+from config.errors import InvalidArgument
 
 from .membership import remap_cursor
 from .models import HandlerGroup
@@ -27,6 +30,13 @@ def routing_form_fields() -> tuple[str, ...]:
     return tuple(f.removesuffix("_id") for f in ROUTING_FIELDS)
 
 
+def check_overflow(*, group_id: int | None, overflow_group_id: int | None) -> None:
+    """A group never overflows into itself (its stuck tickets would "move" to where they
+    are, forever). The one rule the service, the API serializer and the admin form apply."""
+    if group_id is not None and overflow_group_id == group_id:
+        raise InvalidArgument("overflow_group_id", _("A group cannot overflow into itself."))
+
+
 def handler_group_save(
     *,
     group: HandlerGroup | None = None,
@@ -45,6 +55,10 @@ def handler_group_save(
     unknown = set(routing) - set(ROUTING_FIELDS)
     if unknown:
         raise TypeError(f"unknown handler group settings: {sorted(unknown)}")
+    if "overflow_group_id" in routing:
+        check_overflow(
+            group_id=group.pk if group else None, overflow_group_id=routing["overflow_group_id"]
+        )
     with transaction.atomic():
         if group is None:
             group = HandlerGroup()

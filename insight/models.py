@@ -28,7 +28,7 @@ class Simulation(models.Model):
         on_delete=models.CASCADE,
         related_name="simulations",
     )
-    params = models.JSONField(verbose_name=_("params"), default=dict)
+    params = models.JSONField(verbose_name=_("parameters"), default=dict)
     status = models.CharField(
         verbose_name=_("status"),
         max_length=8,

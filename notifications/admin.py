@@ -1,9 +1,11 @@
+from django import forms
 from django.contrib import admin
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from .channels import channel_choices
 from .models import (
     DeliveryStatus,
     Notification,
@@ -24,8 +26,47 @@ class NotifyTemplateTranslationInline(admin.StackedInline):
     fields = ["language", "title", "content"]
 
 
+def template_code_choices() -> list[tuple[str, str]]:
+    return [
+        (code, f"{name} ({code})")
+        for code, name in NotifyTemplate.objects.order_by("code").values_list("code", "name")
+    ]
+
+
+class NotifyTemplateForm(forms.ModelForm):
+    """Channels as one checkbox per registered channel, not a JSON list to type; the model's
+    clean() still refuses an unknown one."""
+
+    channels = forms.MultipleChoiceField(
+        label=_("channels"),
+        choices=channel_choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    class Meta:
+        model = NotifyTemplate
+        fields = ["code", "name", "title", "content", "channels", "enabled", "sample_params"]
+
+
+class WebhookForm(forms.ModelForm):
+    url = forms.URLField(label=_("URL"), max_length=500, assume_scheme="https")
+    template_codes = forms.MultipleChoiceField(
+        label=_("notification templates"),
+        choices=template_code_choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("None ticked: every template sent on the webhook channel."),
+    )
+
+    class Meta:
+        model = Webhook
+        fields = ["name", "url", "secret", "template_codes", "timeout_seconds", "enabled"]
+
+
 @admin.register(NotifyTemplate)
 class NotifyTemplateAdmin(admin.ModelAdmin):
+    form = NotifyTemplateForm
     inlines = [NotifyTemplateTranslationInline]
     list_display = ["code", "name", "channels", "enabled", "updated"]
     list_filter = ["enabled"]
@@ -114,5 +155,6 @@ class OutboxDeliveryAdmin(admin.ModelAdmin):
 
 @admin.register(Webhook)
 class WebhookAdmin(admin.ModelAdmin):
+    form = WebhookForm
     list_display = ["name", "url", "enabled", "timeout_seconds"]
     list_filter = ["enabled"]

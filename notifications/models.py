@@ -23,7 +23,7 @@ class NotifyTemplate(models.Model):
     )
     enabled = models.BooleanField(verbose_name=_("enabled"), default=True)
     sample_params = models.JSONField(
-        verbose_name=_("sample params"),
+        verbose_name=_("sample parameters"),
         default=dict,
         blank=True,
         help_text=_("Parameters for the admin preview."),
@@ -117,7 +117,7 @@ class Notification(models.Model):
     template_code = models.CharField(verbose_name=_("template code"), max_length=64)
     title = models.CharField(verbose_name=_("title"), max_length=500)
     content = models.TextField(verbose_name=_("content"))
-    params = models.JSONField(verbose_name=_("params"), default=dict, blank=True)
+    params = models.JSONField(verbose_name=_("parameters"), default=dict, blank=True)
     dedupe_key = models.CharField(verbose_name=_("dedupe key"), max_length=200)
     ticket = models.ForeignKey(
         "ticketing.Ticket",
@@ -158,12 +158,12 @@ class Webhook(models.Model):
     it subscribes to (all webhook-channel templates when `template_codes` is empty)."""
 
     name = models.CharField(verbose_name=_("name"), max_length=100, unique=True)
-    url = models.URLField(verbose_name=_("url"), max_length=500)
+    url = models.URLField(verbose_name=_("URL"), max_length=500)
     secret = models.CharField(
         verbose_name=_("secret"), max_length=200, help_text=_("HMAC-SHA256 key for X-Signature.")
     )
     template_codes = models.JSONField(verbose_name=_("template codes"), default=list, blank=True)
-    timeout_seconds = models.FloatField(verbose_name=_("timeout seconds"), default=5.0)
+    timeout_seconds = models.FloatField(verbose_name=_("timeout (seconds)"), default=5.0)
     enabled = models.BooleanField(verbose_name=_("enabled"), default=True)
 
     class Meta:

@@ -79,7 +79,7 @@ class AssignmentEvent(models.Model):
     )
     kind = models.CharField(verbose_name=_("kind"), max_length=12, choices=Kind.choices)
     strategy = models.PositiveSmallIntegerField(verbose_name=_("strategy"))
-    pick_ms = models.FloatField(verbose_name=_("pick ms"), null=True, blank=True)
+    pick_ms = models.FloatField(verbose_name=_("pick time (ms)"), null=True, blank=True)
     overflowed = models.BooleanField(verbose_name=_("overflowed"), default=False)
     reclaimed = models.BooleanField(verbose_name=_("reclaimed"), default=False)
     created = models.DateTimeField(verbose_name=_("created"))

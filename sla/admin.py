@@ -6,6 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from notifications.models import NotifyTemplate
 from ticketing.models import Priority
 
 from . import ladder
@@ -17,6 +18,7 @@ from .models import (
     ClockSegment,
     EscalationLevel,
     Holiday,
+    Notify,
     SlaOutcome,
     SlaRule,
     WorkingWindow,
@@ -112,11 +114,30 @@ LEVEL_FIELDS = (
 )
 
 
+def template_choices() -> list[tuple[str, str]]:
+    """The notification templates a level may send, by code; empty: the default ones."""
+    default = [("", gettext("Default template"))]
+    return default + [
+        (code, f"{name} ({code})")
+        for code, name in NotifyTemplate.objects.order_by("code").values_list("code", "name")
+    ]
+
+
 class EscalationLevelForm(forms.ModelForm):
     """A level by the API's rules (sla/serializers.py): the admin saves no level the API
-    would refuse."""
+    would refuse. Who is told are checkboxes and the template a choice, not raw JSON."""
 
     FIELD_NAMES = {"reassign_group_id": "reassign_group", "non_field_errors": None}
+
+    notify = forms.MultipleChoiceField(
+        label=_("notify"),
+        choices=Notify.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    template_code = forms.ChoiceField(
+        label=_("notification template"), choices=template_choices, required=False
+    )
 
     class Meta:
         model = EscalationLevel

@@ -98,7 +98,7 @@ class SlaRule(models.Model):
     )
     category = models.CharField(verbose_name=_("category"), max_length=50, blank=True, default="")
     response_hours = models.DecimalField(
-        verbose_name=_("response hours"),
+        verbose_name=_("response time (hours)"),
         max_digits=8,
         decimal_places=2,
         null=True,
@@ -106,7 +106,7 @@ class SlaRule(models.Model):
         help_text=_("Empty or 0: no clock."),
     )
     resolve_hours = models.DecimalField(
-        verbose_name=_("resolve hours"),
+        verbose_name=_("resolve time (hours)"),
         max_digits=8,
         decimal_places=2,
         null=True,
@@ -114,11 +114,11 @@ class SlaRule(models.Model):
         help_text=_("Empty or 0: no clock."),
     )
     warn_before_minutes = models.PositiveIntegerField(
-        verbose_name=_("warn before minutes"), default=30
+        verbose_name=_("warn before (minutes)"), default=30
     )
     # The value as loaded, kept by sla.rules' post_init and post_save handlers (not a column).
     _loaded_warn_before_minutes: int | None
-    sort = models.IntegerField(verbose_name=_("sort"), default=100)
+    sort = models.IntegerField(verbose_name=_("order"), default=100)
     status = models.PositiveSmallIntegerField(
         verbose_name=_("status"), choices=RuleStatus.choices, default=RuleStatus.ENABLED
     )
@@ -134,8 +134,8 @@ class SlaRule(models.Model):
     updated = models.DateTimeField(verbose_name=_("updated"), auto_now=True)
 
     class Meta:
-        verbose_name = _("sla rule")
-        verbose_name_plural = _("sla rules")
+        verbose_name = _("SLA rule")
+        verbose_name_plural = _("SLA rules")
         db_table = "oa_sla_rule"
         ordering = ["sort", "id"]
         indexes = [models.Index(fields=["status", "sort"], name="sla_rule_match_idx")]
@@ -216,10 +216,10 @@ class SlaOutcome(models.Model):
         SlaRule, verbose_name=_("rule"), null=True, blank=True, on_delete=models.SET_NULL
     )
     response_minutes = models.DecimalField(
-        verbose_name=_("response minutes"), max_digits=12, decimal_places=2, null=True
+        verbose_name=_("response (business minutes)"), max_digits=12, decimal_places=2, null=True
     )
     resolve_minutes = models.DecimalField(
-        verbose_name=_("resolve minutes"), max_digits=12, decimal_places=2, null=True
+        verbose_name=_("resolve (business minutes)"), max_digits=12, decimal_places=2, null=True
     )
     response_met = models.BooleanField(verbose_name=_("response met"), null=True)
     resolve_met = models.BooleanField(verbose_name=_("resolve met"), null=True)
@@ -243,8 +243,8 @@ class SlaOutcome(models.Model):
     )
 
     class Meta:
-        verbose_name = _("sla outcome")
-        verbose_name_plural = _("sla outcomes")
+        verbose_name = _("SLA outcome")
+        verbose_name_plural = _("SLA outcomes")
         db_table = "oa_sla_outcome"
         indexes = [models.Index(fields=["completed_time"], name="sla_outcome_time_idx")]
         constraints = [
@@ -305,7 +305,7 @@ class EscalationLevel(models.Model):
     value = models.DecimalField(verbose_name=_("value"), max_digits=8, decimal_places=2)
     notify = models.JSONField(verbose_name=_("notify"), default=list, blank=True)
     template_code = models.CharField(
-        verbose_name=_("template code"),
+        verbose_name=_("notification template"),
         max_length=64,
         blank=True,
         default="",
@@ -313,7 +313,7 @@ class EscalationLevel(models.Model):
     )
     reassign_group = models.ForeignKey(
         "handler_groups.HandlerGroup",
-        verbose_name=_("reassign group"),
+        verbose_name=_("move to group"),
         null=True,
         blank=True,
         on_delete=models.PROTECT,
@@ -373,8 +373,8 @@ class SlaEvent(models.Model):
     fired_at = models.DateTimeField(verbose_name=_("fired at"), null=True, blank=True)
 
     class Meta:
-        verbose_name = _("sla event")
-        verbose_name_plural = _("sla events")
+        verbose_name = _("SLA event")
+        verbose_name_plural = _("SLA events")
         db_table = "oa_sla_event"
         ordering = ["ticket_id", "level"]
         constraints = [

@@ -136,7 +136,7 @@ class Ticket(models.Model):
     # SLA engine state: the matched rule, warnings sent, and "waiting on applicant".
     sla_rule = models.ForeignKey(
         "sla.SlaRule",
-        verbose_name=_("sla rule"),
+        verbose_name=_("SLA rule"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
@@ -148,8 +148,8 @@ class Ticket(models.Model):
     resolve_warned = models.BooleanField(
         verbose_name=_("resolve warned"), default=False, db_default=False
     )
-    sla_paused = models.BooleanField(verbose_name=_("sla paused"), default=False, db_default=False)
-    sla_paused_at = models.DateTimeField(verbose_name=_("sla paused at"), null=True, blank=True)
+    sla_paused = models.BooleanField(verbose_name=_("SLA paused"), default=False, db_default=False)
+    sla_paused_at = models.DateTimeField(verbose_name=_("SLA paused at"), null=True, blank=True)
     # When the ticket last started waiting in its group's pool (overflow measures from here).
     queued_time = models.DateTimeField(verbose_name=_("queued time"), null=True, blank=True)
 

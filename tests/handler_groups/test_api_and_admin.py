@@ -239,3 +239,104 @@ def test_remap_cursor(old, index, new, expected):
     from handler_groups.membership import remap_cursor
 
     assert remap_cursor(old, index, new) == expected
+
+
+# The routing cursor and overflow, in the admin and the API ------------------------------------
+
+
+def _group_form(group, **changes) -> dict:
+    """The admin's group change form as a browser posts it, unchanged unless told."""
+    data = {
+        "name": group.name,
+        "leader": group.leader_id or "",
+        "escalation_contact": "",
+        "members": group.member_ids,
+        "assign_strategy": group.assign_strategy,
+        "status": group.status,
+        "requires_presence": "",
+        "max_active": "",
+        "daily_cap": "",
+        "wrap_up_seconds": group.wrap_up_seconds,
+        "warmup_seconds": group.warmup_seconds,
+        "offer_timeout_seconds": "",
+        "overflow_group": "",
+        "overflow_after_seconds": "",
+        "target_answer_seconds": group.target_answer_seconds,
+        "capacities-TOTAL_FORMS": 0,
+        "capacities-INITIAL_FORMS": 0,
+    }
+    data.update(changes)
+    return data
+
+
+@pytest.fixture
+def superuser_client(client, staff):
+    staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    return client
+
+
+def test_the_round_robin_cursor_is_read_only_in_the_admin(superuser_client):
+    members = [UserFactory(), UserFactory(), UserFactory()]
+    group = HandlerGroupFactory(name="desk", members=members, assign_strategy=1)
+    HandlerGroup.objects.filter(pk=group.pk).update(last_assign_index=1)
+    url = f"/admin/handler_groups/handlergroup/{group.pk}/change/"
+    page = superuser_client.get(url).content.decode()
+    assert "Round-robin cursor" in page
+    assert 'name="last_assign_index"' not in page  # shown, not an input
+    response = superuser_client.post(url, _group_form(group, last_assign_index=2, warmup_seconds=5))
+    assert response.status_code == 302
+    group.refresh_from_db()
+    assert group.warmup_seconds == 5  # the form was saved …
+    assert group.last_assign_index == 1  # … and the cursor stayed where routing left it
+
+
+def test_a_group_cannot_overflow_into_itself_in_the_admin(superuser_client):
+    group = HandlerGroupFactory(name="desk")
+    url = f"/admin/handler_groups/handlergroup/{group.pk}/change/"
+    response = superuser_client.post(
+        url, _group_form(group, overflow_group=group.pk, warmup_seconds=5)
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert errors["overflow_group"] == ["A group cannot overflow into itself."]
+    group.refresh_from_db()
+    assert (group.overflow_group_id, group.warmup_seconds) == (None, 60)
+
+
+def test_a_group_cannot_overflow_into_itself_in_the_api(api, staff):
+    backup = HandlerGroupFactory(name="backup")
+    group = HandlerGroupFactory(name="desk")
+    HandlerGroup.objects.filter(pk=group.pk).update(overflow_group=backup)
+    for method in ("patch", "put"):
+        response = getattr(api.as_user(staff), method)(
+            f"/api/handler-groups/{group.pk}/",
+            {"name": "desk", "overflow_group_id": group.pk, "warmup_seconds": 5},
+            format="json",
+        )
+        assert response.status_code == 400
+        assert response.json()["errors"] == {
+            "overflow_group_id": ["A group cannot overflow into itself."]
+        }
+        group.refresh_from_db()
+        assert (group.overflow_group_id, group.warmup_seconds) == (backup.pk, 60)
+
+
+def test_the_service_refuses_a_group_overflowing_into_itself():
+    from config.errors import InvalidArgument
+    from handler_groups.services import handler_group_save
+
+    group = HandlerGroupFactory(name="desk")
+    with pytest.raises(InvalidArgument) as refused:
+        handler_group_save(
+            group=group,
+            name="desk",
+            member_ids=[],
+            assign_strategy=0,
+            status=1,
+            overflow_group_id=group.pk,
+        )
+    assert refused.value.field == "overflow_group_id"
+    group.refresh_from_db()
+    assert group.overflow_group_id is None

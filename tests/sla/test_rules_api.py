@@ -656,6 +656,8 @@ def test_admin_shows_the_ladder_inline(client, rule):
 
 
 def _admin_ladder_form(levels: list[dict], initial: int = 0, **rule) -> dict:
+    """The rule form as a browser posts it: a level's notify targets are ticked checkboxes
+    (one value each), not JSON."""
     data = {
         "name": "from the admin",
         "category": "",
@@ -669,7 +671,7 @@ def _admin_ladder_form(levels: list[dict], initial: int = 0, **rule) -> dict:
         "levels-MAX_NUM_FORMS": 1000,
     }
     for index, level in enumerate(levels):
-        defaults = {"notify": '["handler"]', "template_code": "", "reassign_group": ""}
+        defaults = {"notify": ["handler"], "template_code": "", "reassign_group": ""}
         for key, value in {**defaults, **level}.items():
             data[f"levels-{index}-{key}"] = value
     return data
@@ -712,7 +714,7 @@ def test_admin_swapping_two_positions_saves(client, rule):
             "clock": level.clock,
             "trigger": level.trigger,
             "value": str(level.value),
-            "notify": '["handler", "leader"]',
+            "notify": ["handler", "leader"],
         }
         for level in levels
     ]
@@ -751,7 +753,7 @@ def test_admin_refuses_a_level_the_api_would_refuse(client):
                     "clock": "resolve",
                     "trigger": "percent_elapsed",
                     "value": "250",
-                    "notify": '["handler", "boss"]',
+                    "notify": ["handler", "boss"],
                 },
                 {
                     "position": 2,
