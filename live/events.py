@@ -105,15 +105,16 @@ def publish(**fields: Any) -> None:
     transaction.on_commit(lambda: publish_now(payload))
 
 
-def latest_id() -> str:
-    """The stream's newest id ("0" when empty or unreachable): a page rendered now resumes
-    from it, so nothing that happens between its render and its connection is missed."""
+def latest_id() -> str | None:
+    """The stream's newest id ("0-0" when empty; None when Redis is not answering): a page
+    rendered now resumes from it, so nothing that happens between its render and its
+    connection is missed (without one, its stream starts with a reset)."""
     if not LIVE_REDIS.available():
-        return "0"
+        return None
     try:
         entries = client().xrevrange(STREAM_KEY, count=1)
     except redis.RedisError as exc:
         LIVE_REDIS.failed(exc)
-        return "0"
+        return None
     LIVE_REDIS.recovered()
-    return str(entries[0][0]) if entries else "0"
+    return str(entries[0][0]) if entries else "0-0"

@@ -10,7 +10,7 @@ from django.test import Client, override_settings
 
 from live import events
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from tests.live.conftest import session_for
+from tests.live.server import session_for
 from tests.live.sse import Events
 from ticketing.models import ReplyType, Ticket, TicketReply
 from workflow import services
