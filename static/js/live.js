@@ -11,7 +11,10 @@
   "use strict";
 
   // The regions a change may touch; each is replaced by the same region of the fresh page.
-  var REGIONS = ["#conversation", ".ticket-head", ".ticket-side"];
+  // A list page (data-live-list: My work, the pool tabs, My tickets) swaps its whole content:
+  // rows, sections and the tabs' counts.
+  var TICKET_REGIONS = ["#conversation", ".ticket-head", ".ticket-side"];
+  var LIST_REGIONS = ["main.page"];
   var ACTIVITY_EVERY_MS = 3000;
   var QUIET_MS = 8000;
   var COALESCE_MS = 150;
@@ -21,6 +24,18 @@
     return;
   }
   var streamUrl = root.getAttribute("data-live-events");
+  var isList = root.hasAttribute("data-live-list");
+  var REGIONS = isList ? LIST_REGIONS : TICKET_REGIONS;
+
+  // On a list, a person typing in a field (the search, a filter) is not interrupted: the
+  // swap waits and is tried again shortly.
+  function busy() {
+    if (!isList) {
+      return false;
+    }
+    var active = document.activeElement;
+    return !!active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName);
+  }
   var pending = null;
   var inFlight = false;
   var again = false;
@@ -35,13 +50,18 @@
       var current = document.querySelector(selector);
       var next = fresh.querySelector(selector);
       // A region the person is working in (a focused field) waits for the next change.
-      if (current && next && !current.contains(document.activeElement)) {
+      var focused = current && current.contains(document.activeElement);
+      if (current && next && (isList || !focused)) {
         current.replaceWith(document.importNode(next, true));
       }
     });
   }
 
   function refresh() {
+    if (busy()) {
+      setTimeout(soon, 1000);
+      return;
+    }
     if (inFlight) {
       again = true;
       return;

@@ -123,3 +123,32 @@ def test_three_people_see_each_others_changes_live(
     expect(bob.get_by_test_id("viewers")).to_have_count(0, timeout=LIVE_MS)
     bob_context.close()
     alice_context.close()
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_the_pool_list_and_its_counts_follow_new_tickets(
+    people,
+    ticket,
+    asgi_server,  # noqa: F811
+    browser,
+    size,
+):
+    context = browser.new_context(viewport=VIEWPORTS[size], is_mobile=size == "phone")
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    log_in(page, asgi_server, "it_carol")
+    page.goto(f"{asgi_server}/console/?view=pending")
+    expect(page.locator("html")).to_have_attribute("data-live", "open")
+    count = page.locator(".tabs [data-count=pending]")
+    before = count.inner_text()
+    fresh = services.ticket_submit(
+        creator=people["alice"],
+        title="Monitor flickers",
+        content="It flickers.",
+        priority=3,
+        handler_group_id=people["desk"].pk,
+    )
+    services.ticket_approve(ticket_id=fresh.pk, approver=people["approver"])
+    expect(count).not_to_have_text(before, timeout=LIVE_MS)
+    expect(page.locator("main")).to_contain_text("Monitor flickers", timeout=LIVE_MS)
+    context.close()
