@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
+from django.db import connections
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.translation import gettext as _
@@ -41,7 +42,17 @@ def _frame(entry_id: str | None, name: str, data: dict) -> bytes:
 
 
 def _connect(user, page: str, ticket_id: int | None) -> tuple[Listener, Ticket | None]:
-    """The listener's rights, read once (a 404 as Ticket.DoesNotExist)."""
+    """The listener's rights, read once (a 404 as Ticket.DoesNotExist). Then the request's
+    database connection is closed: Django runs a request's sync code (session, user, this) in
+    a thread of its own, whose connection would otherwise stay open as long as the stream —
+    one PostgreSQL connection per open console."""
+    try:
+        return _rights(user, page, ticket_id)
+    finally:
+        connections.close_all()
+
+
+def _rights(user, page: str, ticket_id: int | None) -> tuple[Listener, Ticket | None]:
     audience = access.audience_for(user)
     listener = Listener(audience=audience, page=page, approver=access.is_approver(user))
     ticket = None
@@ -56,6 +67,7 @@ def _connect(user, page: str, ticket_id: int | None) -> tuple[Listener, Ticket |
 async def events(request: HttpRequest) -> HttpResponseBase:
     user = await request.auser()
     if not user.is_authenticated:
+        await sync_to_async(connections.close_all)()
         return _error(403, "not_authenticated", _("Sign in to follow live changes."))
     page = request.GET.get("page", stream.TICKET_PAGE)
     if page not in stream.PAGES:
