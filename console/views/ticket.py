@@ -185,8 +185,10 @@ def ticket_activity(request: HttpRequest, ticket_id: int) -> HttpResponse:
         return JsonResponse(
             {"code": "forbidden", "detail": _("Only the team is shown.")}, status=403
         )
+    user_id = request.user.pk
+    assert user_id is not None  # (login_required)
     live_viewers.set_state(
-        ticket=ticket, user_id=request.user.pk, name=request.user.get_username(), state=state
+        ticket=ticket, user_id=user_id, name=request.user.get_username(), state=state
     )
     return HttpResponse(status=204)
 

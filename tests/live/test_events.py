@@ -152,3 +152,26 @@ def test_with_redis_down_replies_are_saved_and_the_page_works(ticket, people):
     assert time.monotonic() - started < 2
     assert client.get(f"/console/tickets/{ticket.pk}/").status_code == 200
     events.LIVE_REDIS.reset()
+
+
+def test_activity_records_the_team_and_refuses_the_rest(ticket, people, live_stream):
+    from live import viewers
+
+    url = f"/console/tickets/{ticket.pk}/activity/"
+    live_stream.delete(viewers.key(ticket.pk))
+    agent, applicant = Client(), Client()
+    agent.force_login(people["agent"])
+    applicant.force_login(people["applicant"])
+
+    bad = agent.post(url, {"state": "dancing"})
+    assert bad.status_code == 400 and "state" in bad.json()["errors"]
+    refused = applicant.post(url, {"state": "replying"})
+    assert refused.status_code == 403
+    assert live_stream.hlen(viewers.key(ticket.pk)) == 0  # nothing recorded
+
+    assert agent.post(url, {"state": "replying"}).status_code == 204
+    shown = viewers.viewers_of(ticket.pk)
+    assert [(v["name"], v["state"]) for v in shown] == [("it_bob", "replying")]
+    # The applicant's page lists no one; another agent's would (rendered for the team only).
+    assert "is replying" not in applicant.get(f"/console/tickets/{ticket.pk}/").content.decode()
+    live_stream.delete(viewers.key(ticket.pk))
