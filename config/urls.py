@@ -18,6 +18,7 @@ from insight.apis import (
     SimulationViewSet,
     StaffingView,
 )
+from live import views as live_views
 from notifications.apis import NotificationViewSet
 from routing.apis import PresenceViewSet
 from sla.apis import SlaReportView, SlaRuleViewSet
@@ -62,6 +63,8 @@ urlpatterns = [
     path("metrics", prometheus_metrics, name="prometheus-metrics"),
     path("metrics/", prometheus_metrics),
     path("console/", include("console.urls")),
+    # The live pages' event stream; servers route it to Django's ASGI handler (config/asgi.py).
+    path("events/", live_views.events, name="live-events"),
     path("inbox/", include("console.inbox_urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
     path("api/", include(router.urls)),

@@ -22,6 +22,7 @@ urlpatterns = [
     path("tickets/<int:ticket_id>/accept/", ticket.ticket_accept, name="ticket-accept"),
     path("tickets/<int:ticket_id>/decline/", ticket.ticket_decline, name="ticket-decline"),
     path("tickets/<int:ticket_id>/reply/", ticket.ticket_reply, name="ticket-reply"),
+    path("tickets/<int:ticket_id>/activity/", ticket.ticket_activity, name="ticket-activity"),
     path("tickets/<int:ticket_id>/pause/", ticket.ticket_pause, name="ticket-pause"),
     path("tickets/<int:ticket_id>/resume/", ticket.ticket_resume, name="ticket-resume"),
     path("tickets/<int:ticket_id>/complete/", ticket.ticket_complete, name="ticket-complete"),

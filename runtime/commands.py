@@ -17,25 +17,25 @@ def _get(env: Mapping[str, str], name: str, default: str) -> str:
 
 
 def web_command(env: Mapping[str, str] | None = None) -> list[str]:
-    """gunicorn serving config.wsgi with threaded workers. No access log: the API logs one JSON
-    line per request itself (config/request_id.py), and probes are not logged at all."""
+    """gunicorn with uvicorn workers serving config.asgi: the live pages' event streams on the
+    event loop, every other request in WEB_THREADS threads per worker (config/asgi.py reads
+    it). No access log: the API logs one JSON line per request itself (config/request_id.py),
+    and probes are not logged at all."""
     env = os.environ if env is None else env
     bind = _get(env, "WEB_BIND", f"127.0.0.1:{_get(env, 'PORT', '8000')}")
     return [
         sys.executable,
         "-m",
         "gunicorn",
-        "config.wsgi:application",
+        "config.asgi:application",
         "--config",
         "python:runtime.gunicorn_conf",
         "--bind",
         bind,
         "--workers",
         _get(env, "WEB_CONCURRENCY", "2"),
-        "--threads",
-        _get(env, "WEB_THREADS", "4"),
         "--worker-class",
-        "gthread",
+        "uvicorn_worker.UvicornWorker",
         "--timeout",
         _get(env, "WEB_TIMEOUT", "60"),
         "--graceful-timeout",

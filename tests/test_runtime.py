@@ -29,10 +29,11 @@ def _free_port() -> int:
 
 def test_the_commands_come_from_the_environment():
     web = web_command({"WEB_BIND": "0.0.0.0:9000", "WEB_CONCURRENCY": "4", "WEB_THREADS": "8"})
-    assert web[1:4] == ["-m", "gunicorn", "config.wsgi:application"]
+    assert web[1:4] == ["-m", "gunicorn", "config.asgi:application"]
     assert web[web.index("--bind") + 1] == "0.0.0.0:9000"
     assert web[web.index("--workers") + 1] == "4"
-    assert web[web.index("--threads") + 1] == "8"
+    # uvicorn workers; WEB_THREADS sizes each one's pool for the WSGI views (config/asgi.py).
+    assert web[web.index("--worker-class") + 1] == "uvicorn_worker.UvicornWorker"
     assert web_command({})[web_command({}).index("--workers") + 1] == "2"  # the default
     assert worker_command({"CELERY_CONCURRENCY": "3"})[-1] == "3"
     critical, slow = worker_command({}), slow_worker_command({"CELERY_SLOW_CONCURRENCY": "4"})

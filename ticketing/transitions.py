@@ -3,7 +3,10 @@ machine (lifecycle.py), applied by one compare-and-set statement with its audit 
 same transaction. Every other audit record goes through `record` too (SLA events, replies,
 routing steps), so the trail has one writer.
 
-May import: ticketing.models, ticketing.lifecycle, config."""
+Both announce the change to open pages once it commits (live.events): this is the one place
+every change of a ticket passes.
+
+May import: ticketing.models, ticketing.lifecycle, live.events, config."""
 
 import json
 from collections.abc import Sequence
@@ -12,11 +15,12 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Model, Q
 from psycopg import sql
 
 from config.db import instances, prepared_cursor
+from live import events as live_events
 
 from .lifecycle import IllegalTransition, Transition
 from .models import ProcessStatus, Ticket, TicketRecord
@@ -32,7 +36,7 @@ def record(
     to_status: int | None = None,
     detail: dict[str, Any] | None = None,
 ) -> TicketRecord:
-    return TicketRecord.objects.create(
+    created = TicketRecord.objects.create(
         ticket_id=ticket_id,
         action=action,
         actor_id=actor_id,
@@ -41,6 +45,43 @@ def record(
         to_status=to_status,
         detail=detail or {},
     )
+    _announce_record(ticket_id, action, detail or {})
+    return created
+
+
+# Records the applicant's page shows the outcome of; every other record (notes, SLA pauses,
+# routing steps, admin edits) is the team's business only.
+_PUBLIC_RECORDS = {"submit"}
+
+
+def _announce_record(ticket_id: int, action: str, detail: dict[str, Any]) -> None:
+    if action == "reply":
+        public = detail.get("reply_type") == "public"
+        kind = "reply" if public else "note"
+    else:
+        public, kind = action in _PUBLIC_RECORDS, "record"
+
+    def announce() -> None:
+        people = (
+            Ticket.objects.filter(pk=ticket_id)
+            .values("creator_id", "handler_id", "handler_group_id")
+            .first()
+        )
+        if people is None:
+            return
+        live_events.publish_now(
+            live_events.event(
+                kind=kind,
+                ticket_id=ticket_id,
+                audience=live_events.PUBLIC if public else live_events.TEAM,
+                creator_id=people["creator_id"],
+                handler_id=people["handler_id"],
+                group_id=people["handler_group_id"],
+                action=action,
+            )
+        )
+
+    transaction.on_commit(announce)
 
 
 @dataclass(frozen=True)
@@ -123,6 +164,17 @@ def apply_transition_along(
     if claimed is None:
         current = Ticket.objects.filter(pk=ticket_id).values_list(transition.field, flat=True)
         raise IllegalTransition(transition, current.first())
+    ticket = claimed[0]
+    # The applicant's page shows every status; the event names the transition only to the team.
+    live_events.publish(
+        kind="status",
+        ticket_id=ticket_id,
+        audience=live_events.PUBLIC,
+        creator_id=ticket.creator_id,
+        handler_id=ticket.handler_id,
+        group_id=ticket.handler_group_id,
+        action=transition.name,
+    )
     return claimed
 
 

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "routing",
     "insight",
     "console",
+    "live",
 ]
 
 MIDDLEWARE = [

@@ -3,6 +3,8 @@ approvers the public story: see ticketing/access.py), and its actions: each one 
 parses its input, calls one service and answers with a redirect or the page again with the
 error's status."""
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,6 +30,8 @@ from console.pages import (
 )
 from console.timeline import clock_rows, timeline_svg
 from console.wording import customer_status
+from live import events as live_events
+from live import viewers as live_viewers
 from notifications.markup import render_markdown
 from routing.decisions import decisions_for
 from sla import services as sla_services
@@ -151,8 +155,42 @@ def render_ticket(
             forms.get("transfer") or (TransferForm() if actions["transfer"] else None)
         ),
         "any_action": any(shown.values()),
+        # The live page (live.js) resumes its event stream from the id current at render time,
+        # so nothing that happens before it connects is missed; the team sees who else is here.
+        "live_events_url": live_events_url(ticket, live_events.latest_id()),
+        "viewers": (live_viewers.viewers_of(ticket.pk, exclude_user_id=user.pk) if insider else []),
     }
     return render_console(request, "console/ticket_detail.html", context, status=status)
+
+
+def live_events_url(ticket: Ticket, since: str | None) -> str:
+    query = urlencode({"page": "ticket", "ticket": ticket.pk, "since": since or ""})
+    return f"{reverse('live-events')}?{query}"
+
+
+@login_required
+@require_POST
+def ticket_activity(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    """The composer says its person is viewing or replying (live.js, at most every 3 s): the
+    ticket's other team pages show it. Only staff-side viewers count; 204 even when Redis is
+    not answering (nothing depends on it)."""
+    ticket = visible_ticket(request, ticket_id)
+    state = request.POST.get("state", "")
+    if state not in live_viewers.STATES:
+        return JsonResponse(
+            {"code": "invalid", "errors": {"state": [_("Choose viewing or replying.")]}},
+            status=400,
+        )
+    if not access.can_work_on(request.user, ticket):
+        return JsonResponse(
+            {"code": "forbidden", "detail": _("Only the team is shown.")}, status=403
+        )
+    user_id = request.user.pk
+    assert user_id is not None  # (login_required)
+    live_viewers.set_state(
+        ticket=ticket, user_id=user_id, name=request.user.get_username(), state=state
+    )
+    return HttpResponse(status=204)
 
 
 def action_failed(

@@ -1,0 +1,149 @@
+// Live pages (live/ on the server): the page follows its Server-Sent Events stream
+// (GET /events/, filtered by what this person may see) and, when something changed, re-reads
+// itself through its ordinary GET view and swaps the changed regions in place — never the
+// composer, so what the agent is typing survives. The stream resumes by itself after a drop
+// (the browser sends Last-Event-ID; the first connection resumes from the id the page was
+// rendered at); a `reset` means events were lost and the regions are simply re-read.
+//
+// The ticket page also says when its person is typing (POST .../activity/, at most every
+// 3 s, "viewing" again after a quiet spell), so other agents see "… is replying…".
+(function () {
+  "use strict";
+
+  // The regions a change may touch; each is replaced by the same region of the fresh page.
+  // A list page (data-live-list: My work, the pool tabs, My tickets) swaps its whole content:
+  // rows, sections and the tabs' counts.
+  var TICKET_REGIONS = ["#conversation", ".ticket-head", ".ticket-side"];
+  var LIST_REGIONS = ["main.page"];
+  var ACTIVITY_EVERY_MS = 3000;
+  var QUIET_MS = 8000;
+  var COALESCE_MS = 150;
+
+  var root = document.querySelector("[data-live-events]");
+  if (!root || !window.EventSource) {
+    return;
+  }
+  var streamUrl = root.getAttribute("data-live-events");
+  var isList = root.hasAttribute("data-live-list");
+  var REGIONS = isList ? LIST_REGIONS : TICKET_REGIONS;
+
+  // On a list, a person typing in a field (the search, a filter) is not interrupted: the
+  // swap waits and is tried again shortly.
+  function busy() {
+    if (!isList) {
+      return false;
+    }
+    var active = document.activeElement;
+    return !!active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName);
+  }
+  var pending = null;
+  var inFlight = false;
+  var again = false;
+
+  function latestReplyId() {
+    var conversation = document.querySelector("[data-latest-reply-id]");
+    return conversation ? conversation.getAttribute("data-latest-reply-id") : null;
+  }
+
+  function swap(fresh) {
+    REGIONS.forEach(function (selector) {
+      var current = document.querySelector(selector);
+      var next = fresh.querySelector(selector);
+      // A region the person is working in (a focused field) waits for the next change.
+      var focused = current && current.contains(document.activeElement);
+      if (current && next && (isList || !focused)) {
+        current.replaceWith(document.importNode(next, true));
+      }
+    });
+  }
+
+  function refresh() {
+    if (busy()) {
+      setTimeout(soon, 1000);
+      return;
+    }
+    if (inFlight) {
+      again = true;
+      return;
+    }
+    inFlight = true;
+    var before = latestReplyId();
+    fetch(window.location.pathname + window.location.search, {
+      credentials: "same-origin",
+      headers: { "X-Requested-With": "live" },
+    })
+      .then(function (response) {
+        return response.ok ? response.text() : null;
+      })
+      .then(function (html) {
+        if (html === null) {
+          return;
+        }
+        swap(new DOMParser().parseFromString(html, "text/html"));
+        var after = latestReplyId();
+        if (after !== before) {
+          document.dispatchEvent(
+            new CustomEvent("td:conversation-updated", { detail: { latestReplyId: after } })
+          );
+        }
+      })
+      .catch(function () {})
+      .then(function () {
+        inFlight = false;
+        if (again) {
+          again = false;
+          refresh();
+        }
+      });
+  }
+
+  function soon() {
+    if (pending) {
+      clearTimeout(pending);
+    }
+    pending = setTimeout(function () {
+      pending = null;
+      refresh();
+    }, COALESCE_MS);
+  }
+
+  var source = new EventSource(streamUrl);
+  source.addEventListener("change", soon);
+  source.addEventListener("reset", soon);
+  document.documentElement.setAttribute("data-live", "connecting");
+  source.addEventListener("open", function () {
+    document.documentElement.setAttribute("data-live", "open");
+  });
+
+  // Typing in the composer: tell the team (throttled), and "viewing" once quiet again.
+  var composer = document.querySelector("form.composer");
+  var activityUrl = window.location.pathname.replace(/\/$/, "") + "/activity/";
+  var lastSent = 0;
+  var quiet = null;
+  function tell(state) {
+    var token = composer.querySelector("input[name=csrfmiddlewaretoken]");
+    var body = new URLSearchParams({ state: state });
+    fetch(activityUrl, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": token ? token.value : "" },
+      body: body,
+    }).catch(function () {});
+  }
+  if (composer && root.hasAttribute("data-live-team")) {
+    composer.addEventListener("input", function () {
+      var now = Date.now();
+      if (now - lastSent >= ACTIVITY_EVERY_MS) {
+        lastSent = now;
+        tell("replying");
+      }
+      if (quiet) {
+        clearTimeout(quiet);
+      }
+      quiet = setTimeout(function () {
+        lastSent = 0;
+        tell("viewing");
+      }, QUIET_MS);
+    });
+  }
+})();
