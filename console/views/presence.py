@@ -6,11 +6,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from config.errors import Forbidden, InvalidArgument
-from console.pages import safe_next
+from console.pages import render_console, safe_next
 from console.presence import SWITCH_STATES
 from routing import presence
 from routing.models import PresenceState
@@ -25,6 +26,8 @@ def _answer(request: HttpRequest, state: str) -> HttpResponse:
 
 
 def _refused(request: HttpRequest, field: str | None, message: str, status: int) -> HttpResponse:
+    """400 naming the field (403 for someone without presence): JSON for presence.js, a
+    page saying why for the plain form; nothing was changed."""
     if _wants_json(request):
         body: dict = {"code": "invalid_argument" if field else "forbidden"}
         if field:
@@ -32,8 +35,8 @@ def _refused(request: HttpRequest, field: str | None, message: str, status: int)
         else:
             body["detail"] = message
         return JsonResponse(body, status=status)
-    messages.error(request, message)
-    return redirect(safe_next(request, "console:pool"))
+    context = {"message": message, "back": safe_next(request, reverse("console:pool"))}
+    return render_console(request, "console/presence_refused.html", context, status=status)
 
 
 @login_required

@@ -38,15 +38,21 @@
     form.className = form.className.replace(/\bstate-\S+/, "state-" + next);
     form.setAttribute("data-state", next);
     word.textContent = label;
-    var known = false;
+    var shown = null;
     for (var i = 0; i < select.options.length; i++) {
       if (select.options[i].value === next) {
-        known = true;
+        shown = select.options[i];
       }
     }
-    if (known) {
-      select.value = next;
+    if (!shown) {  // a state the switch does not offer (wrap-up): named, not choosable
+      shown = select.querySelector("option[data-unoffered]") || document.createElement("option");
+      shown.value = next;
+      shown.textContent = label;
+      shown.disabled = true;
+      shown.setAttribute("data-unoffered", "");
+      select.insertBefore(shown, select.firstChild);
     }
+    select.value = next;
     if (next !== state && channel && !fromElsewhere) {
       channel.postMessage({ state: next, label: label });
     }

@@ -94,6 +94,14 @@ def test_a_state_the_switch_does_not_offer_is_400_naming_the_field(client, agent
     assert state_of(agent) == "busy" and PresenceSpan.objects.count() == spans
 
 
+def test_the_plain_form_with_a_bad_state_is_a_400_page_saying_why(client, agent):
+    client.force_login(agent)
+    response = client.post(reverse("console:presence"), {"state": "napping", "next": "/x/"})
+    assert response.status_code == 400
+    assert 'data-testid="presence-error"' in response.content.decode()
+    assert state_of(agent) is None
+
+
 def test_the_heartbeat_keeps_an_available_agent_but_never_revives_an_offline_one(client, agent):
     client.force_login(agent)
     response = client.post(reverse("console:presence-heartbeat"), **FETCH)
