@@ -75,8 +75,7 @@ def wait_for_api(page, base: str, state: str) -> None:
 def test_presence_chosen_in_the_header_routes_and_logging_out_ends_it(
     desk, live_server, browser, settings, screenshots_dir, device, language
 ):
-    settings.SUPERVISOR_REFRESH_MS = 500
-    base = live_server.url
+    base = live_server.url  # the supervisor page at its own refresh rate
     for person in (desk["agent"], desk["lead"]):
         Profile.objects.create(user=person, language=language, time_zone="Europe/Berlin")
     words = WORDS[language]
