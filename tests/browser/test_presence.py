@@ -154,3 +154,29 @@ def test_an_open_tab_keeps_the_agent_available_past_the_timeout(
     time.sleep(4)
     assert presence_sweep(now=timezone.now())["offline"] == 1
     assert AgentPresence.objects.get(pk=desk["agent"].pk).state == "offline"
+
+
+def test_a_hidden_tab_keeps_the_agent_available(desk, live_server, browser, settings):
+    """Headless Chromium never hides a tab, so the page is told it is hidden (the Page
+    Visibility API's properties and event); it must keep beating all the same."""
+    settings.PRESENCE_TIMEOUT_SECONDS = 3
+    base = live_server.url
+    context = browser.new_context(viewport=DEVICES["desktop"])
+    console = context.new_page()
+    log_in(console, base, "it_alice", lands_on="/console/")
+    console.get_by_test_id("presence-state").select_option("available")
+    wait_for_api(console, base, "available")
+    console.evaluate(
+        """() => {
+          Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
+          Object.defineProperty(document, "visibilityState",
+                                { configurable: true, get: () => "hidden" });
+          document.dispatchEvent(new Event("visibilitychange"));
+        }"""
+    )
+
+    time.sleep(5)  # past the timeout with the console tab hidden
+
+    assert presence_sweep(now=timezone.now())["offline"] == 0
+    assert AgentPresence.objects.get(pk=desk["agent"].pk).state == "available"
+    context.close()
