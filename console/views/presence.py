@@ -21,7 +21,7 @@ def _wants_json(request: HttpRequest) -> bool:
     return request.headers.get("X-Requested-With") == "fetch"
 
 
-def _answer(request: HttpRequest, state: str) -> HttpResponse:
+def _answer(state: str) -> HttpResponse:
     return JsonResponse({"state": state, "label": str(PresenceState(state).label)})
 
 
@@ -59,7 +59,7 @@ def set_presence(request: HttpRequest) -> HttpResponse:
     except InvalidArgument as exc:  # the service's own list, should it ever be narrower
         return _refused(request, exc.field, exc.message, 400)
     if _wants_json(request):
-        return _answer(request, row.state)
+        return _answer(row.state)
     messages.success(
         request, _("Your presence: %(state)s.") % {"state": PresenceState(row.state).label}
     )
@@ -76,4 +76,4 @@ def presence_heartbeat(request: HttpRequest) -> HttpResponse:
         row = presence.heartbeat(user=request.user, come_online=False)
     except Forbidden as exc:
         return JsonResponse({"code": "forbidden", "detail": str(exc)}, status=403)
-    return _answer(request, row.state)
+    return _answer(row.state)
