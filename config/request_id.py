@@ -34,9 +34,15 @@ def _route(request) -> str:
 
 
 class RequestIdLogFilter(logging.Filter):
+    """The request id on every line: the current request's, or, for the line Django writes
+    about a 4xx/5xx response after the middleware has returned (django.request's "Not
+    Found: …", which carries the request), that request's."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
-            record.request_id = request_id_var.get()
+            record.request_id = request_id_var.get() or getattr(
+                getattr(record, "request", None), "request_id", None
+            )
         return True
 
 

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import DefaultRouter
 
 from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
+from accounts.views import ZoneLoginView
 from config.docs import RedocView, SwaggerView
 from config.health import healthz, readyz
 from config.metrics import prometheus_metrics
@@ -44,6 +45,8 @@ router.register("simulations", SimulationViewSet, basename="simulation")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Before Django's own: the login page also takes the browser's time zone.
+    path("accounts/login/", ZoneLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/auth/token/", TokenLoginView.as_view(), name="api-token"),
     path("api/auth/logout/", LogoutView.as_view(), name="api-logout"),

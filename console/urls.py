@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import applicant, approvals, home, profile, sla, supervisor, ticket
+from .views import applicant, approvals, home, presence, profile, sla, supervisor, ticket
 
 app_name = "console"
 
@@ -16,6 +16,8 @@ urlpatterns = [
     path("supervisor/simulate/", supervisor.supervisor_simulate, name="supervisor-simulate"),
     path("profile/", profile.profile, name="profile"),
     path("profile/time-zone/", profile.detected_time_zone, name="profile-time-zone"),
+    path("presence/", presence.set_presence, name="presence"),
+    path("presence/heartbeat/", presence.presence_heartbeat, name="presence-heartbeat"),
     path("language/", profile.switch_language, name="language"),
     path("preview/", ticket.reply_preview, name="preview"),
     path("tickets/<int:ticket_id>/", ticket.ticket_detail, name="ticket"),

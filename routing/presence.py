@@ -98,14 +98,16 @@ def _require_member(user) -> None:
         raise Forbidden(_("Only members of a handler group have presence."))
 
 
-def heartbeat(*, user, now: datetime | None = None) -> AgentPresence:
-    """The agent's client calls this every 15–30 s; an offline agent becomes available."""
+def heartbeat(*, user, now: datetime | None = None, come_online: bool = True) -> AgentPresence:
+    """The agent's client calls this every 15–30 s; an offline agent becomes available —
+    unless `come_online` is false (the console's tabs: an agent who chose Offline in one tab,
+    logged out elsewhere or was swept offline stays offline until they choose again)."""
     _require_member(user)
     now = now or timezone.now()
     with transaction.atomic():
         presence = _lock(user.pk, now)
         presence.last_heartbeat = now
-        if presence.state == PresenceState.OFFLINE:
+        if presence.state == PresenceState.OFFLINE and come_online:
             _become_available(presence, now, fresh_login=True)
         else:
             presence.save(update_fields=["last_heartbeat"])
@@ -138,6 +140,20 @@ def set_state(*, user, state: str, now: datetime | None = None) -> AgentPresence
             presence.online_since = None
             presence.save(update_fields=["online_since"])
         return presence
+
+
+def logged_out(*, user) -> None:
+    """Logging out (the console's session or an API token: django.contrib.auth's
+    user_logged_out, which knox sends too) takes a member of a handler group out of
+    routing: offline. Anyone else has no presence and nothing happens."""
+    if user is None or not groups_of_member(user.pk).exists():
+        return
+    set_state(user=user, state=PresenceState.OFFLINE)
+
+
+def on_user_logged_out(sender, request=None, user=None, **kwargs) -> None:
+    """The user_logged_out receiver (connected in apps.py)."""
+    logged_out(user=user)
 
 
 def _wrap_up_seconds(user_id: int) -> int:

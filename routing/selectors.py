@@ -6,9 +6,19 @@ from django.db.models import Count, Min
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from handler_groups.selectors import groups_of_member
 from ticketing.models import ACTIVE_STATUSES, ProcessStatus, Ticket, TicketStatus
 
-from .models import AssignmentEvent
+from .models import AgentPresence, AssignmentEvent, PresenceState
+
+
+def own_presence_state(user_id: int) -> str | None:
+    """The agent's own presence state (offline without a row yet); None for someone who is
+    no member of a handler group and so has no presence. Two primary-key-sized queries."""
+    if not groups_of_member(user_id).exists():
+        return None
+    state = AgentPresence.objects.filter(pk=user_id).values_list("state", flat=True).first()
+    return state or PresenceState.OFFLINE
 
 
 def presence_rows(user_ids: list[int], now) -> list[dict]:

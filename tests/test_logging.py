@@ -51,6 +51,32 @@ def test_a_refused_console_page_is_one_warning_line_without_a_traceback(client, 
     assert "exc" not in line
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.parametrize(
+    ("path", "status", "words"),
+    [("/console/approvals/", 403, "Forbidden"), ("/console/tickets/999999/", 404, "Not Found")],
+)
+def test_a_refused_page_is_one_json_warning_with_its_request_id_and_nothing_else(
+    client, log_lines, capfd, settings, debug, path, status, words
+):
+    settings.DEBUG = debug  # Django's own console handler wrote a plain line and a traceback
+    client.force_login(UserFactory())
+    capfd.readouterr()
+
+    response = client.get(path)
+
+    assert response.status_code == status
+    lines = log_lines()
+    (line,) = lines
+    assert line["level"] == "WARNING" and line["logger"] == "django.request"
+    assert words in line["msg"] and path in line["msg"]
+    assert line["request_id"] == response["X-Request-ID"]
+    assert "exc" not in line
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and words not in err
+
+
 def test_a_server_error_keeps_its_traceback(log_lines):
     try:
         raise RuntimeError("boom")

@@ -338,6 +338,9 @@ LOGGING: dict[str, Any] = {
     # In any case: logging knows only upper-case names (gunicorn and Celery take lower case).
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO").strip().upper()},
     "loggers": {
+        # Django's own handlers (a plain console line with the traceback under DEBUG, mail to
+        # ADMINS) are dropped: its records go to the JSON console like everything else.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
         "django.server": {"level": "WARNING"},
     },
 }
