@@ -185,7 +185,7 @@ def test_the_ticket_page_on_a_phone_puts_actions_first_and_never_overflows(
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     page.locator("body").press("r")
     expect(page.get_by_test_id("composer").locator("textarea")).to_be_focused()
-    page.evaluate("() => document.activeElement.blur()")
+    page.evaluate("() => { document.activeElement.blur(); window.scrollTo(0, 0); }")
     docs_screenshot(page, screenshots_dir, f"layout-ticket-phone-{lang}.png")
     context.close()
 
