@@ -262,6 +262,24 @@ def text_lines(page, selector):
     )
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_inbox_messages_are_one_line_on_a_desktop(desk, live_server, browser, lang):
+    base = live_server.url
+    context, page = open_as(browser, base, desk["bob"], "desktop", lang)
+    page.goto(f"{base}/inbox/")
+    heights = page.locator("[data-keyboard-list] [data-keyboard-row]").evaluate_all(
+        "(rows) => rows.map(r => r.getBoundingClientRect().height)"
+    )
+    assert heights, "bob has messages"
+    assert max(heights) <= ROW_MAX_PX, heights
+    # The clipped text is whole in its tooltip.
+    body = page.locator(".notification-body").first
+    assert body.get_attribute("title") == body.text_content()
+    page.set_viewport_size(VIEWPORTS["phone"])
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    context.close()
+
+
 @pytest.mark.parametrize("size", ["desktop", "phone"])
 def test_a_rejected_tickets_chinese_status_stays_on_one_line(desk, live_server, browser, size):
     base = live_server.url
