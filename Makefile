@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed-pyproject.stamp
 ARGS ?=
 
-.PHONY: run dev test test-pgbouncer check install messages
+.PHONY: run dev test test-pgbouncer check install messages screenshots
 
 # Production settings with the documented environment (placeholders: nothing is connected).
 DEPLOY_ENV := DJANGO_SETTINGS_MODULE=config.settings.production \
@@ -49,6 +49,11 @@ check: $(INSTALLED)
 	$(DEPLOY_ENV) $(PYTHON) manage.py check --deploy --fail-level WARNING
 
 install: $(INSTALLED)
+
+# The layout screenshots in docs/screenshots/ (docs/console.md): the layout browser tests, which
+# also write their pictures there when TICKETDESK_DOCS_SCREENSHOTS is set.
+screenshots: $(INSTALLED)
+	TICKETDESK_DOCS_SCREENSHOTS=$(CURDIR)/docs/screenshots $(PYTHON) -m devserver.test tests/browser/test_layout.py
 
 # The Simplified Chinese catalogue: collect the marked strings into locale/zh_Hans/.../django.po
 # (translate the new entries there; locale/GLOSSARY.zh_Hans.md fixes the words), then compile

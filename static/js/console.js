@@ -183,6 +183,145 @@
     });
   }
 
+  function isTyping(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+
+  // "?" (Shift+/) lists every shortcut in a dialog (templates/console/_shortcuts.html, its
+  // labels translated there); the footer's link opens it too; Esc closes it (the dialog's own).
+  function shortcutsOverlay() {
+    var dialog = document.getElementById("shortcuts-dialog");
+    if (!dialog || typeof dialog.showModal !== "function") {
+      return;
+    }
+    function open() {
+      if (!dialog.open) {
+        dialog.showModal();
+      }
+    }
+    document.querySelectorAll("[data-shortcuts-open]").forEach(function (button) {
+      button.addEventListener("click", open);
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "?" || event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) {
+        return;
+      }
+      event.preventDefault();
+      open();
+    });
+  }
+
+  // Split view on a wide screen: a row's link on the work list opens the ticket in the pane
+  // beside the list (the ticket page's own [data-ticket-page] part, fetched), and the address
+  // becomes the ticket's, so Back closes the pane and a copied link opens the ticket. Narrow
+  // screens, modified clicks and pages without script keep the plain link.
+  function splitView() {
+    var split = document.querySelector("[data-split]");
+    var pane = split && split.querySelector("[data-split-pane]");
+    if (!pane || !window.matchMedia || !window.history.pushState) {
+      return;
+    }
+    var wide = window.matchMedia("(min-width: 1600px)");
+    var listUrl = window.location.href;
+    var loading = 0;
+
+    function markRow(url) {
+      split.querySelectorAll("[data-keyboard-row]").forEach(function (row) {
+        var link = row.querySelector("[data-row-link]");
+        if (link && url && link.href === url) {
+          row.setAttribute("aria-current", "true");
+        } else if (!row.classList.contains("is-next")) {
+          row.removeAttribute("aria-current");
+        }
+      });
+    }
+
+    function close() {
+      pane.hidden = true;
+      pane.innerHTML = "";
+      split.classList.remove("is-split");
+      markRow(null);
+    }
+
+    function show(url) {
+      var ticket = ++loading;
+      split.classList.add("is-split");
+      pane.hidden = false;
+      pane.setAttribute("aria-busy", "true");
+      markRow(url);
+      return fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } })
+        .then(function (response) {
+          if (!response.ok) {
+            throw new Error(String(response.status));
+          }
+          return response.text();
+        })
+        .then(function (html) {
+          if (ticket !== loading) {
+            return; // a later click won
+          }
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var part = doc.querySelector("[data-ticket-page]");
+          if (!part) {
+            throw new Error("no ticket");
+          }
+          var closeButton = document.createElement("button");
+          closeButton.type = "button";
+          closeButton.className = "button small split-close";
+          closeButton.textContent = pane.getAttribute("data-close-label") || "Close";
+          closeButton.setAttribute("data-split-close", "");
+          closeButton.addEventListener("click", function () {
+            window.history.pushState({ splitList: true }, "", listUrl);
+            close();
+          });
+          pane.replaceChildren(closeButton, document.importNode(part, true));
+          pane.scrollTop = 0;
+          document.dispatchEvent(new CustomEvent("td:split-opened", { detail: { url: url } }));
+        })
+        .catch(function () {
+          if (ticket !== loading) {
+            return;
+          }
+          var p = document.createElement("p");
+          p.className = "message message-error";
+          var a = document.createElement("a");
+          a.href = url;
+          a.textContent = pane.getAttribute("data-failed-label") || url;
+          p.appendChild(a);
+          pane.replaceChildren(p);
+        })
+        .then(function () {
+          pane.removeAttribute("aria-busy");
+        });
+    }
+
+    split.addEventListener("click", function (event) {
+      var link = event.target.closest && event.target.closest(".split-list [data-row-link]");
+      if (!link || !wide.matches || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) {
+        return;
+      }
+      event.preventDefault();
+      window.history.pushState({ splitTicket: link.href }, "", link.href);
+      show(link.href);
+    });
+    window.addEventListener("popstate", function (event) {
+      var state = event.state || {};
+      if (state.splitTicket && wide.matches) {
+        show(state.splitTicket);
+      } else if (!state.splitTicket && !pane.hidden) {
+        close();
+      } else if (state.splitTicket) {
+        window.location.reload(); // narrowed meanwhile: show the ticket's own page
+      }
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && !pane.hidden && !isTyping(event.target) && !document.querySelector("dialog[open]")) {
+        window.history.pushState({ splitList: true }, "", listUrl);
+        close();
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var badge = document.getElementById("unread-badge");
     if (badge && badge.getAttribute("data-poll-url")) {
@@ -194,5 +333,7 @@
     replyShortcut();
     listNavigation();
     composerTabs();
+    shortcutsOverlay();
+    splitView();
   });
 })();

@@ -14,7 +14,7 @@
   // A list page (data-live-list: My work, the pool tabs, My tickets) swaps its whole content:
   // rows, sections and the tabs' counts.
   var TICKET_REGIONS = ["#conversation", ".ticket-head", ".ticket-side"];
-  var LIST_REGIONS = ["main.page"];
+  var LIST_REGIONS = ["main.page"]; // or the list's own region (data-live-region)
   var ACTIVITY_EVERY_MS = 3000;
   var QUIET_MS = 8000;
   var COALESCE_MS = 150;
@@ -25,7 +25,8 @@
   }
   var streamUrl = root.getAttribute("data-live-events");
   var isList = root.hasAttribute("data-live-list");
-  var REGIONS = isList ? LIST_REGIONS : TICKET_REGIONS;
+  var listRegion = root.getAttribute("data-live-region");
+  var REGIONS = isList ? (listRegion ? [listRegion] : LIST_REGIONS) : TICKET_REGIONS;
 
   // On a list, a person typing in a field (the search, a filter) is not interrupted: the
   // swap waits and is tried again shortly.

@@ -217,7 +217,7 @@ def test_a_round_robin_pick_says_who_came_before(as_user, approver, submit):
 
 def list_statuses(html: str) -> list[str]:
     """The Status cells of the ticket list, in order, as text."""
-    cells = re.findall(r'<td data-label="([^"]*)">\s*([^<]*?)\s*</td>', html)
+    cells = re.findall(r'<td data-label="([^"]*)"[^>]*>\s*([^<]*?)\s*</td>', html)
     return [unescape(text) for label, text in cells if label in ("Status", "状态")]
 
 
