@@ -135,7 +135,7 @@ def test_a_whole_journey_in_chinese_leaves_no_english_on_any_page(
         {"hana", "mei", "avery", "Ticketdesk", "SLA", "VPN", "English", "UTC", "CST", "Asia"}
         | {"Shanghai", "TK", "vpn", "printer", "API", "ISO"}
         # Key caps as printed on keyboards, and names of things (the composer's hint).
-        | {"Ctrl", "Enter", "Markdown", "Mac", "https"},
+        | {"Ctrl", "Enter", "Esc", "Shift", "Markdown", "Mac", "https"},
         # What operators named in admin (the shipped catch-all SLA rule among them).
         data=set(SlaRule.objects.values_list("name", flat=True)),
     )
