@@ -128,6 +128,11 @@ class Hub:
             except asyncio.CancelledError:
                 raise
             except (redis.RedisError, OSError) as exc:
+                # redis-py may turn the task's cancellation (its loop closing) into a
+                # connection error: never swallow it, or the loop never finishes closing.
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError from exc
                 LIVE_REDIS.failed(exc)
                 self.started.set()  # connections go on without it (heartbeats only)
                 await asyncio.sleep(RETRY_SECONDS)
@@ -178,6 +183,8 @@ _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
 
 async def hub() -> Hub:
     loop = asyncio.get_running_loop()
+    for gone in [known for known in _hubs if known.is_closed()]:
+        del _hubs[gone]
     current = _hubs.get(loop)
     if current is None:
         current = _hubs[loop] = Hub()

@@ -6,12 +6,13 @@ May import: live.stream, live.viewers, live.events, ticketing, config."""
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
 from django.db import connections
-from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -21,6 +22,8 @@ from ticketing.models import Ticket
 
 from . import stream
 from .stream import Listener, Presence
+
+logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 15
 # How long the browser waits before reconnecting after the connection dropped.
@@ -63,8 +66,24 @@ def _rights(user, page: str, ticket_id: int | None) -> tuple[Listener, Ticket | 
     return listener, ticket
 
 
+_told_wsgi = False
+
+
+def _not_under_asgi() -> HttpResponse:
+    """A WSGI server (runserver, live_server) would have to read the endless stream to its end
+    in one of its threads: 204 instead, which tells EventSource to stop asking, and the pages
+    show changes on their next load. Said once per process."""
+    global _told_wsgi
+    if not _told_wsgi:
+        _told_wsgi = True
+        logger.warning("live pages need the ASGI server (config/asgi.py); /events/ answers 204")
+    return HttpResponse(status=204)
+
+
 @require_GET
 async def events(request: HttpRequest) -> HttpResponseBase:
+    if not hasattr(request, "scope"):  # (an ASGIRequest carries its scope)
+        return _not_under_asgi()
     user = await request.auser()
     if not user.is_authenticated:
         await sync_to_async(connections.close_all)()

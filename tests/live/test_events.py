@@ -175,3 +175,33 @@ def test_activity_records_the_team_and_refuses_the_rest(ticket, people, live_str
     # The applicant's page lists no one; another agent's would (rendered for the team only).
     assert "is replying" not in applicant.get(f"/console/tickets/{ticket.pk}/").content.decode()
     live_stream.delete(viewers.key(ticket.pk))
+
+
+def test_a_wsgi_server_answers_204_instead_of_holding_a_thread(ticket, people, live_server):
+    # live_server is WSGI (as runserver is): streaming there would tie up a thread for ever.
+    session = session_for(people["agent"])
+    started = time.monotonic()
+    response = session.get(_url(live_server.url, ticket), timeout=5)
+    assert response.status_code == 204 and response.content == b""
+    assert time.monotonic() - started < 3
+
+
+def test_the_reader_ends_when_its_loop_closes(live_stream):
+    import asyncio
+    import threading
+
+    from live import stream
+
+    hubs = []
+
+    async def follow():
+        hubs.append(await stream.hub())
+        await asyncio.sleep(0.2)  # the reader is blocked in XREAD now
+
+    # asyncio.run cancels the reader as the loop closes; were the cancellation swallowed,
+    # the loop would never finish closing (and a process would hang at exit on it).
+    runner = threading.Thread(target=asyncio.run, args=(follow(),), daemon=True)
+    runner.start()
+    runner.join(timeout=5)
+    assert not runner.is_alive()
+    assert hubs[0].task is not None and hubs[0].task.done()
