@@ -138,3 +138,15 @@ def test_the_compiled_catalogue_says_what_the_po_says():
     }
     compiled.pop(("", ""), None)  # the header
     assert compiled == source, "locale/*.mo is stale: run make messages"
+
+
+def test_no_template_comment_spans_lines():
+    # Django's {# … #} ends at the line's end: one spread over lines prints as page text
+    # (untranslated). Longer notes go in {% comment %}.
+    spread = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in (ROOT / "templates").rglob("*.html")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "{#" in line and "#}" not in line[line.index("{#") :]
+    ]
+    assert not spread, spread
