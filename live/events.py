@@ -18,7 +18,7 @@ from django.db import transaction
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from config.outage import REDIS_COMMAND_TIMEOUT_SECONDS, REDIS_CONNECT_TIMEOUT_SECONDS, Outage
+from config.outage import REDIS_CONNECT_TIMEOUT_SECONDS, Outage
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,11 @@ LIVE_REDIS = Outage(
     "changes are not pushed to open pages; they show them on the next load",
 )
 
+# A live Redis that answers slowly (a busy host) is waited for this long: an event skipped
+# because Redis was declared down is a change the open pages never show until the next one,
+# and the skipping lasts PROBE_SECONDS. A dead host still costs only the connect timeout.
+LIVE_COMMAND_TIMEOUT_SECONDS = 2.0
+
 _client: redis.Redis | None = None
 _client_url: str | None = None
 
@@ -49,7 +54,7 @@ def client() -> redis.Redis:
     if _client is None or _client_url != url:
         _client = redis.Redis.from_url(
             url,
-            socket_timeout=REDIS_COMMAND_TIMEOUT_SECONDS,
+            socket_timeout=LIVE_COMMAND_TIMEOUT_SECONDS,
             socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SECONDS,
             retry=Retry(NoBackoff(), 1),
             decode_responses=True,
