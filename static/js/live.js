@@ -11,8 +11,8 @@
   "use strict";
 
   // The regions a change may touch; each is replaced by the same region of the fresh page.
-  // A list page (data-live-list: My work, the pool tabs, My tickets) swaps its whole content:
-  // rows, sections and the tabs' counts.
+  // A list page (data-live-list: My work, the pool tabs, My tickets, Approvals) swaps its
+  // whole content: rows, sections and the tabs' counts.
   var TICKET_REGIONS = ["#conversation", ".ticket-head", ".ticket-side"];
   var LIST_REGIONS = ["main.page"]; // or the list's own region (data-live-region)
   var ACTIVITY_EVERY_MS = 3000;
@@ -29,13 +29,35 @@
   var REGIONS = isList ? (listRegion ? [listRegion] : LIST_REGIONS) : TICKET_REGIONS;
 
   // On a list, a person typing in a field (the search, a filter) is not interrupted: the
-  // swap waits and is tried again shortly.
+  // swap waits and is tried again shortly. A ticked box is no typing: its ticks are carried
+  // over instead (see swap).
+  var NOT_TYPING = /^(checkbox|radio|button|submit|reset)$/;
   function busy() {
     if (!isList) {
       return false;
     }
     var active = document.activeElement;
-    return !!active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName);
+    if (!active || !/^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) {
+      return false;
+    }
+    return !(active.tagName === "INPUT" && NOT_TYPING.test(active.type));
+  }
+
+  // The boxes a person ticked (the approvals' selection), by name and value, to tick again in
+  // the fresh rows; a row that left the list takes its tick with it.
+  function ticked(region) {
+    var keys = {};
+    region.querySelectorAll("input[type=checkbox][name]:checked").forEach(function (box) {
+      keys[box.name + "=" + box.value] = true;
+    });
+    return keys;
+  }
+  function tickAgain(region, keys) {
+    region.querySelectorAll("input[type=checkbox][name]").forEach(function (box) {
+      if (keys[box.name + "=" + box.value]) {
+        box.checked = true;
+      }
+    });
   }
   var pending = null;
   var inFlight = false;
@@ -53,9 +75,13 @@
       // A region the person is working in (a focused field) waits for the next change.
       var focused = current && current.contains(document.activeElement);
       if (current && next && (isList || !focused)) {
-        current.replaceWith(document.importNode(next, true));
+        var keys = ticked(current);
+        var incoming = document.importNode(next, true);
+        current.replaceWith(incoming);
+        tickAgain(incoming, keys);
       }
     });
+    document.dispatchEvent(new CustomEvent("td:live-swapped"));
   }
 
   function refresh() {
