@@ -2,11 +2,14 @@
 
 import html
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django import template
+from django.urls import reverse
 from django.utils.safestring import SafeData, mark_safe
 
 from console.durations import human_duration
+from live import events as live_events
 
 register = template.Library()
 
@@ -42,3 +45,11 @@ def as_text(value) -> SafeData:
     if isinstance(value, SafeData):  # markup already
         return value
     return mark_safe(html.escape(str(value), quote=False))
+
+
+@register.simple_tag
+def list_events_url(page: str) -> str:
+    """A live list's stream, resuming from the newest event at render time: what changes
+    between this render and the browser's connection is replayed, not missed."""
+    query = urlencode({"page": page, "since": live_events.latest_id() or ""})
+    return f"{reverse('live-events')}?{query}"

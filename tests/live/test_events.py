@@ -205,3 +205,29 @@ def test_the_reader_ends_when_its_loop_closes(live_stream):
     runner.join(timeout=5)
     assert not runner.is_alive()
     assert hubs[0].task is not None and hubs[0].task.done()
+
+
+def test_a_list_page_resumes_from_its_render_so_nothing_between_is_missed(
+    asgi_server, ticket, people
+):
+    import html
+    import re
+
+    session = session_for(people["approver"])
+    page = session.get(f"{asgi_server}/console/approvals/", timeout=10)
+    assert page.status_code == 200
+    url = html.unescape(re.search(r'data-live-events="([^"]+)"', page.text).group(1))
+    assert "page=approvals" in url and re.search(r"since=\d+-\d+", url)
+
+    # Submitted after the page rendered and before its stream connected.
+    services.ticket_submit(
+        creator=people["applicant"],
+        title="Between render and connect",
+        content="…",
+        priority=3,
+        handler_group_id=people["desk"].pk,
+    )
+    stream = Events(session, f"{asgi_server}{url}")
+    frame = stream.next(timeout=5)
+    assert frame["event"] == "change" and json.loads(frame["data"])["kind"] == "record"
+    stream.close()
