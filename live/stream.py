@@ -97,10 +97,26 @@ class Listener:
             self.overflowed = True
 
 
+# The process's connections to the live Redis: the reader's blocking XREAD holds one; the
+# ticket pages' viewer entries share the rest, waiting for a free one (not failing) when
+# hundreds of consoles connect at once.
+POOL_SIZE = 32
+POOL_WAIT_SECONDS = 5.0
+# A read waits longer than XREAD's own block (redis-py's default, 5 s, equals it: an idle
+# stream would read as a dead Redis every 5 s).
+READ_TIMEOUT_SECONDS = BLOCK_MS / 1000 + 5
+
+
 def async_client() -> aredis.Redis:
-    return aredis.Redis.from_url(
-        redis_url(), socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SECONDS, decode_responses=True
+    pool = aredis.BlockingConnectionPool.from_url(
+        redis_url(),
+        max_connections=POOL_SIZE,
+        timeout=POOL_WAIT_SECONDS,
+        socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SECONDS,
+        socket_timeout=READ_TIMEOUT_SECONDS,
+        decode_responses=True,
     )
+    return aredis.Redis(connection_pool=pool)
 
 
 class Hub:

@@ -231,3 +231,40 @@ def test_a_list_page_resumes_from_its_render_so_nothing_between_is_missed(
     frame = stream.next(timeout=5)
     assert frame["event"] == "change" and json.loads(frame["data"])["kind"] == "record"
     stream.close()
+
+
+def test_an_idle_stream_is_not_taken_for_a_dead_redis(live_stream):
+    import asyncio
+
+    from live import stream
+
+    events.LIVE_REDIS.reset()
+
+    async def follow_while_quiet():
+        await stream.hub()
+        # Longer than one XREAD block: the read that returns empty must not time out.
+        await asyncio.sleep(stream.BLOCK_MS / 1000 + 1.5)
+
+    asyncio.run(follow_while_quiet())
+    assert not events.LIVE_REDIS.down
+    assert events.LIVE_REDIS.available()
+
+
+def test_many_pages_at_once_wait_for_a_connection_rather_than_fail(live_stream):
+    import asyncio
+
+    from live import stream
+
+    async def crowd():
+        client = stream.async_client()
+        try:
+            # Hundreds of ticket pages registering their viewers in the same moment.
+            await asyncio.gather(
+                *(client.hset("td:test:crowd", str(n), "x") for n in range(stream.POOL_SIZE * 8))
+            )
+            return await client.hlen("td:test:crowd")
+        finally:
+            await client.delete("td:test:crowd")
+            await client.aclose()
+
+    assert asyncio.run(crowd()) == stream.POOL_SIZE * 8
