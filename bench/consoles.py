@@ -168,9 +168,16 @@ class Consoles:
         while self.open < self.n and time.monotonic() < deadline:
             time.sleep(0.1)
 
-    def close(self) -> None:
+    async def _shutdown(self) -> None:
         for writer in self.writers:
-            self.loop.call_soon_threadsafe(writer.close)
+            writer.close()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop).result(timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
