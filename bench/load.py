@@ -1,10 +1,10 @@
 """Load run against the production stack on this machine (issue 11, "proven under load").
 
 Starts the project's own production command lines (runtime/commands.py) with production
-settings: gunicorn with 4 workers (gthread), Celery workers for critical and for slow work with
-2 processes each, one beat, on the real PostgreSQL and Redis named by DATABASE_URL / REDIS_URL
-(a dedicated database, `ticketdesk_load`, and the Redis database in REDIS_URL, which is
-flushed). Then:
+settings: gunicorn with 4 uvicorn workers (config.asgi; the views in WEB_THREADS threads
+each), Celery workers for critical and for slow work with 2 processes each, one beat, on the
+real PostgreSQL and Redis named by DATABASE_URL / REDIS_URL (a dedicated database,
+`ticketdesk_load`, and the Redis database in REDIS_URL, which is flushed). Then:
 
 - 200 agents in 10 groups (strategies round robin, least load, online priority, longest idle
   in turn; presence required, 5 active tickets each at most; the longest-idle groups offer
