@@ -5,6 +5,7 @@
 // - Ctrl+Enter / Cmd+Enter sends;
 // - a newer reply arrived while writing (the live conversation's "td:conversation-updated"
 //   event): the first Send shows the notice and scrolls to it, the second sends.
+// The same in a ticket opened beside the pool's list (the split view's "td:split-opened").
 // Its words come from the form's data- attributes, translated by the template.
 (function () {
   "use strict";
@@ -29,7 +30,8 @@
 
   function setUp(form) {
     var box = form.querySelector("textarea");
-    if (!box) return;
+    if (!box || form.hasAttribute("data-composer-ready")) return;
+    form.setAttribute("data-composer-ready", "");
     var userId = form.getAttribute("data-user-id");
     var ticketId = form.getAttribute("data-ticket-id");
     var key = "td-composer-draft:" + userId + ":" + ticketId;
@@ -195,4 +197,7 @@
   } else {
     start();
   }
+  // A ticket opened beside its list (console.js's split view) brings its composer without
+  // running its scripts: set it up when the pane has it.
+  document.addEventListener("td:split-opened", start);
 })();

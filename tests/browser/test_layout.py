@@ -365,6 +365,15 @@ def test_on_a_wide_screen_a_row_opens_its_ticket_beside_the_list(
     expect(page.locator(".split-list table.tickets")).to_be_in_viewport()
     expect(pane.locator(".reply").last).to_be_in_viewport()
     expect(pane.locator(".composer-send")).to_be_in_viewport()
+    # The pane's composer is the ticket page's: its draft is kept per ticket and person.
+    expect(pane.locator("form.composer[data-composer-ready]")).to_have_count(1)
+    pane.locator("form.composer textarea").fill("Drafted beside the list.")
+    draft_key = f"td-composer-draft:{desk['bob'].pk}:{ticket.pk}"
+    page.wait_for_function(
+        "(key) => (localStorage.getItem(key) || '').includes('Drafted beside the list.')",
+        arg=draft_key,
+    )
+    pane.locator("form.composer textarea").fill("")
     docs_screenshot(page, screenshots_dir, f"layout-split-view-{lang}.png")
     # Another row replaces the pane; Back goes to the first, then to the list alone.
     other = desk["pool"][0]
