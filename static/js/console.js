@@ -241,6 +241,7 @@
       pane.innerHTML = "";
       split.classList.remove("is-split");
       markRow(null);
+      document.dispatchEvent(new CustomEvent("td:split-closed"));
     }
 
     function show(url) {

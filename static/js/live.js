@@ -7,6 +7,10 @@
 //
 // The ticket page also says when its person is typing (POST .../activity/, at most every
 // 3 s, "viewing" again after a quiet spell), so other agents see "… is replying…".
+//
+// On the pool's split view the list follows its stream and the ticket opened beside it
+// follows its own (console.js announces the pane with "td:split-opened" and its closing with
+// "td:split-closed"); each re-reads its own URL, the list the one the page was loaded at.
 (function () {
   "use strict";
 
@@ -19,158 +23,212 @@
   var QUIET_MS = 8000;
   var COALESCE_MS = 150;
 
-  var root = document.querySelector("[data-live-events]");
-  if (!root || !window.EventSource) {
+  if (!window.EventSource) {
     return;
   }
-  var streamUrl = root.getAttribute("data-live-events");
-  var isList = root.hasAttribute("data-live-list");
-  var listRegion = root.getAttribute("data-live-region");
-  var REGIONS = isList ? (listRegion ? [listRegion] : LIST_REGIONS) : TICKET_REGIONS;
 
-  // On a list, a person typing in a field (the search, a filter) is not interrupted: the
-  // swap waits and is tried again shortly. A ticked box is no typing: its ticks are carried
-  // over instead (see swap).
-  var NOT_TYPING = /^(checkbox|radio|button|submit|reset)$/;
-  function busy() {
-    if (!isList) {
-      return false;
-    }
-    var active = document.activeElement;
-    if (!active || !/^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) {
-      return false;
-    }
-    return !(active.tagName === "INPUT" && NOT_TYPING.test(active.type));
-  }
+  // One followed region set: `root` carries the stream's URL; `scope` holds the regions
+  // (the document, or the split pane); `pageUrl` is what is re-read; `marker` shows the
+  // stream's state (data-live) for people and tests. Returns a function that stops it.
+  function follow(root, scope, pageUrl, marker) {
+    var streamUrl = root.getAttribute("data-live-events");
+    var isList = root.hasAttribute("data-live-list");
+    var listRegion = root.getAttribute("data-live-region");
+    var REGIONS = isList ? (listRegion ? [listRegion] : LIST_REGIONS) : TICKET_REGIONS;
+    var stopped = false;
 
-  // The boxes a person ticked (the approvals' selection), by name and value, to tick again in
-  // the fresh rows; a row that left the list takes its tick with it.
-  function ticked(region) {
-    var keys = {};
-    region.querySelectorAll("input[type=checkbox][name]:checked").forEach(function (box) {
-      keys[box.name + "=" + box.value] = true;
-    });
-    return keys;
-  }
-  function tickAgain(region, keys) {
-    region.querySelectorAll("input[type=checkbox][name]").forEach(function (box) {
-      if (keys[box.name + "=" + box.value]) {
-        box.checked = true;
+    // On a list, a person typing in a field (the search, a filter) is not interrupted: the
+    // swap waits and is tried again shortly. A ticked box is no typing: its ticks are
+    // carried over instead (see swap).
+    var NOT_TYPING = /^(checkbox|radio|button|submit|reset)$/;
+    function busy() {
+      if (!isList) {
+        return false;
       }
-    });
-  }
-  var pending = null;
-  var inFlight = false;
-  var again = false;
-
-  function latestReplyId() {
-    var conversation = document.querySelector("[data-latest-reply-id]");
-    return conversation ? conversation.getAttribute("data-latest-reply-id") : null;
-  }
-
-  function swap(fresh) {
-    REGIONS.forEach(function (selector) {
-      var current = document.querySelector(selector);
-      var next = fresh.querySelector(selector);
-      // A region the person is working in (a focused field) waits for the next change.
-      var focused = current && current.contains(document.activeElement);
-      if (current && next && (isList || !focused)) {
-        var keys = ticked(current);
-        var incoming = document.importNode(next, true);
-        current.replaceWith(incoming);
-        tickAgain(incoming, keys);
+      var active = document.activeElement;
+      if (!active || !/^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) {
+        return false;
       }
-    });
-    document.dispatchEvent(new CustomEvent("td:live-swapped"));
-  }
+      var inRegion = REGIONS.some(function (selector) {
+        var region = scope.querySelector(selector);
+        return region && region.contains(active);
+      });
+      return inRegion && !(active.tagName === "INPUT" && NOT_TYPING.test(active.type));
+    }
 
-  function refresh() {
-    if (busy()) {
-      setTimeout(soon, 1000);
-      return;
+    // The boxes a person ticked (the approvals' selection), by name and value, to tick again
+    // in the fresh rows; a row that left the list takes its tick with it.
+    function ticked(region) {
+      var keys = {};
+      region.querySelectorAll("input[type=checkbox][name]:checked").forEach(function (box) {
+        keys[box.name + "=" + box.value] = true;
+      });
+      return keys;
     }
-    if (inFlight) {
-      again = true;
-      return;
-    }
-    inFlight = true;
-    var before = latestReplyId();
-    fetch(window.location.pathname + window.location.search, {
-      credentials: "same-origin",
-      headers: { "X-Requested-With": "live" },
-    })
-      .then(function (response) {
-        return response.ok ? response.text() : null;
-      })
-      .then(function (html) {
-        if (html === null) {
-          return;
-        }
-        swap(new DOMParser().parseFromString(html, "text/html"));
-        var after = latestReplyId();
-        if (after !== before) {
-          document.dispatchEvent(
-            new CustomEvent("td:conversation-updated", { detail: { latestReplyId: after } })
-          );
-        }
-      })
-      .catch(function () {})
-      .then(function () {
-        inFlight = false;
-        if (again) {
-          again = false;
-          refresh();
+    function tickAgain(region, keys) {
+      region.querySelectorAll("input[type=checkbox][name]").forEach(function (box) {
+        if (keys[box.name + "=" + box.value]) {
+          box.checked = true;
         }
       });
-  }
-
-  function soon() {
-    if (pending) {
-      clearTimeout(pending);
     }
-    pending = setTimeout(function () {
-      pending = null;
-      refresh();
-    }, COALESCE_MS);
-  }
+    var pending = null;
+    var inFlight = false;
+    var again = false;
 
-  var source = new EventSource(streamUrl);
-  source.addEventListener("change", soon);
-  source.addEventListener("reset", soon);
-  document.documentElement.setAttribute("data-live", "connecting");
-  source.addEventListener("open", function () {
-    document.documentElement.setAttribute("data-live", "open");
-  });
+    function latestReplyId() {
+      var conversation = scope.querySelector("[data-latest-reply-id]");
+      return conversation ? conversation.getAttribute("data-latest-reply-id") : null;
+    }
 
-  // Typing in the composer: tell the team (throttled), and "viewing" once quiet again.
-  var composer = document.querySelector("form.composer");
-  var activityUrl = window.location.pathname.replace(/\/$/, "") + "/activity/";
-  var lastSent = 0;
-  var quiet = null;
-  function tell(state) {
-    var token = composer.querySelector("input[name=csrfmiddlewaretoken]");
-    var body = new URLSearchParams({ state: state });
-    fetch(activityUrl, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "X-CSRFToken": token ? token.value : "" },
-      body: body,
-    }).catch(function () {});
-  }
-  if (composer && root.hasAttribute("data-live-team")) {
-    composer.addEventListener("input", function () {
-      var now = Date.now();
-      if (now - lastSent >= ACTIVITY_EVERY_MS) {
-        lastSent = now;
-        tell("replying");
+    function swap(fresh) {
+      REGIONS.forEach(function (selector) {
+        var current = scope.querySelector(selector);
+        var next = fresh.querySelector(selector);
+        // A region the person is working in (a focused field) waits for the next change.
+        var focused = current && current.contains(document.activeElement);
+        if (current && next && (isList || !focused)) {
+          var keys = ticked(current);
+          var incoming = document.importNode(next, true);
+          current.replaceWith(incoming);
+          tickAgain(incoming, keys);
+        }
+      });
+      document.dispatchEvent(new CustomEvent("td:live-swapped"));
+    }
+
+    function refresh() {
+      if (stopped) {
+        return;
+      }
+      if (busy()) {
+        setTimeout(soon, 1000);
+        return;
+      }
+      if (inFlight) {
+        again = true;
+        return;
+      }
+      inFlight = true;
+      var before = latestReplyId();
+      fetch(pageUrl, {
+        credentials: "same-origin",
+        headers: { "X-Requested-With": "live" },
+      })
+        .then(function (response) {
+          return response.ok ? response.text() : null;
+        })
+        .then(function (html) {
+          if (html === null || stopped) {
+            return;
+          }
+          swap(new DOMParser().parseFromString(html, "text/html"));
+          var after = latestReplyId();
+          if (after !== before) {
+            document.dispatchEvent(
+              new CustomEvent("td:conversation-updated", { detail: { latestReplyId: after } })
+            );
+          }
+        })
+        .catch(function () {})
+        .then(function () {
+          inFlight = false;
+          if (again) {
+            again = false;
+            refresh();
+          }
+        });
+    }
+
+    function soon() {
+      if (pending) {
+        clearTimeout(pending);
+      }
+      pending = setTimeout(function () {
+        pending = null;
+        refresh();
+      }, COALESCE_MS);
+    }
+
+    var source = new EventSource(streamUrl);
+    source.addEventListener("change", soon);
+    source.addEventListener("reset", soon);
+    marker.setAttribute("data-live", "connecting");
+    source.addEventListener("open", function () {
+      marker.setAttribute("data-live", "open");
+    });
+
+    // Typing in the composer: tell the team (throttled), and "viewing" once quiet again.
+    var composer = scope.querySelector("form.composer");
+    var activityUrl = pageUrl.split("?")[0].replace(/\/$/, "") + "/activity/";
+    var lastSent = 0;
+    var quiet = null;
+    function tell(state) {
+      if (stopped) {
+        return;
+      }
+      var token = composer.querySelector("input[name=csrfmiddlewaretoken]");
+      var body = new URLSearchParams({ state: state });
+      fetch(activityUrl, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "X-CSRFToken": token ? token.value : "" },
+        body: body,
+      }).catch(function () {});
+    }
+    if (composer && root.hasAttribute("data-live-team")) {
+      composer.addEventListener("input", function () {
+        var now = Date.now();
+        if (now - lastSent >= ACTIVITY_EVERY_MS) {
+          lastSent = now;
+          tell("replying");
+        }
+        if (quiet) {
+          clearTimeout(quiet);
+        }
+        quiet = setTimeout(function () {
+          lastSent = 0;
+          tell("viewing");
+        }, QUIET_MS);
+      });
+    }
+
+    return function stop() {
+      stopped = true;
+      source.close();
+      if (pending) {
+        clearTimeout(pending);
       }
       if (quiet) {
         clearTimeout(quiet);
       }
-      quiet = setTimeout(function () {
-        lastSent = 0;
-        tell("viewing");
-      }, QUIET_MS);
-    });
+      marker.removeAttribute("data-live");
+    };
   }
+
+  var root = document.querySelector("[data-live-events]");
+  if (root) {
+    // The page's own URL now: the split view changes the address bar to the open ticket's.
+    var here = window.location.pathname + window.location.search;
+    follow(root, document, here, document.documentElement);
+  }
+
+  var stopPane = null;
+  document.addEventListener("td:split-opened", function (event) {
+    if (stopPane) {
+      stopPane();
+      stopPane = null;
+    }
+    var pane = document.querySelector("[data-split-pane]");
+    var paneRoot = pane && pane.querySelector("[data-live-events]");
+    if (paneRoot && event.detail && event.detail.url) {
+      stopPane = follow(paneRoot, pane, event.detail.url, pane);
+    }
+  });
+  document.addEventListener("td:split-closed", function () {
+    if (stopPane) {
+      stopPane();
+      stopPane = null;
+    }
+  });
 })();

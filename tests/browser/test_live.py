@@ -232,3 +232,48 @@ def test_the_approvals_queue_follows_submissions_and_keeps_the_ticks(
     page.locator(f"#ticket-{fresh.pk} [data-select-row]").check()  # the delegated handler
     expect(count).to_have_text(selected(lang, 1))
     context.close()
+
+
+def test_on_the_split_view_the_list_and_the_ticket_beside_it_both_follow(
+    people,
+    ticket,
+    asgi_server,  # noqa: F811
+    browser,
+    lang,
+):
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    log_in(page, asgi_server, "it_bob")
+    page.goto(f"{asgi_server}/console/?view=all")
+    expect(page.locator("html")).to_have_attribute("data-live", "open")
+    pane = page.locator("[data-split-pane]")
+    page.locator(f"tr[data-ticket-id='{ticket.pk}'] [data-row-link]").click()
+    expect(pane.locator("[data-ticket-page]")).to_be_visible()
+    expect(pane).to_have_attribute("data-live", "open")
+
+    # The applicant answers: the ticket beside the list shows it, the draft in its box stays.
+    pane.locator(BOX).fill("Half-typed in the pane")
+    services.ticket_reply(
+        ticket_id=ticket.pk, author=people["alice"], reply_type=1, content="Still dropping."
+    )
+    expect(pane.get_by_test_id("conversation")).to_contain_text("Still dropping.", timeout=LIVE_MS)
+    expect(pane.locator(BOX)).to_have_value("Half-typed in the pane")
+
+    # The list beside it follows too, though the address bar now names the ticket.
+    fresh = services.ticket_submit(
+        creator=people["alice"],
+        title="Headset crackles",
+        content="It crackles.",
+        priority=3,
+        handler_group_id=people["desk"].pk,
+    )
+    services.ticket_approve(ticket_id=fresh.pk, approver=people["approver"])
+    expect(page.locator(".split-list")).to_contain_text("Headset crackles", timeout=LIVE_MS)
+    expect(pane.locator(BOX)).to_have_value("Half-typed in the pane")
+
+    # Closing the pane ends its stream.
+    pane.locator("[data-split-close]").click()
+    expect(pane).to_be_hidden()
+    expect(pane).not_to_have_attribute("data-live", "open")
+    context.close()
