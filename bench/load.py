@@ -218,7 +218,7 @@ class MakeRunStack:
         "CELERY_CONCURRENCY",
         "HOST",
     )
-    label = "make run: python -m devserver.run (config.settings.local, gunicorn 2 × 4 threads)"
+    label = "make run: python -m devserver.run (config.settings.local, gunicorn 4 × 4 threads)"
 
     def __init__(self, database_url: str, redis_url: str):
         self.port = _free_port()

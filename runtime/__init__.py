@@ -7,7 +7,7 @@ commands.
     python -m runtime migrate                # the release step: migrations, metrics reset
 
 Environment: WEB_BIND (default 127.0.0.1:8000; PORT changes the port), WEB_CONCURRENCY
-(gunicorn workers, default 2), WEB_THREADS (threads per worker, default 4), WEB_TIMEOUT
+(gunicorn workers, default 4), WEB_THREADS (threads per worker, default 4), WEB_TIMEOUT
 (seconds, default 60), WEB_KEEPALIVE (idle keep-alive seconds, default 5; raise it behind a
 proxy), CELERY_CONCURRENCY (critical worker processes, default 2), CELERY_SLOW_CONCURRENCY (slow
 worker processes, default 2), CELERY_SLOW_NICENESS (default 10), CELERY_QUEUES (the queues a

@@ -33,7 +33,7 @@ def web_command(env: Mapping[str, str] | None = None) -> list[str]:
         "--bind",
         bind,
         "--workers",
-        _get(env, "WEB_CONCURRENCY", "2"),
+        _get(env, "WEB_CONCURRENCY", "4"),
         "--worker-class",
         "uvicorn_worker.UvicornWorker",
         "--timeout",

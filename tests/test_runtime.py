@@ -34,7 +34,7 @@ def test_the_commands_come_from_the_environment():
     assert web[web.index("--workers") + 1] == "4"
     # uvicorn workers; WEB_THREADS sizes each one's pool for the WSGI views (config/asgi.py).
     assert web[web.index("--worker-class") + 1] == "uvicorn_worker.UvicornWorker"
-    assert web_command({})[web_command({}).index("--workers") + 1] == "2"  # the default
+    assert web_command({})[web_command({}).index("--workers") + 1] == "4"  # the default
     assert worker_command({"CELERY_CONCURRENCY": "3"})[-1] == "3"
     critical, slow = worker_command({}), slow_worker_command({"CELERY_SLOW_CONCURRENCY": "4"})
     assert critical[critical.index("-Q") + 1] == "critical"
