@@ -59,15 +59,20 @@ def people(transactional_db, lang):
     }
 
 
-@pytest.fixture
-def ticket(people):
-    ticket = services.ticket_submit(
+def submit(people, title: str, content: str, priority: int = 3):
+    """The applicant's ticket for the service desk (awaiting approval)."""
+    return services.ticket_submit(
         creator=people["alice"],
-        title="VPN drops",
-        content="VPN drops every hour.",
-        priority=2,
+        title=title,
+        content=content,
+        priority=priority,
         handler_group_id=people["desk"].pk,
     )
+
+
+@pytest.fixture
+def ticket(people):
+    ticket = submit(people, "VPN drops", "VPN drops every hour.", priority=2)
     services.ticket_approve(ticket_id=ticket.pk, approver=people["approver"])
     services.ticket_accept(ticket_id=ticket.pk, handler=people["bob"])
     return ticket
@@ -175,13 +180,7 @@ def test_the_pool_list_and_its_counts_follow_new_tickets(
     expect(page.locator("html")).to_have_attribute("data-live", "open")
     count = page.locator(".tabs [data-count=pending]")
     before = count.inner_text()
-    fresh = services.ticket_submit(
-        creator=people["alice"],
-        title="Monitor flickers",
-        content="It flickers.",
-        priority=3,
-        handler_group_id=people["desk"].pk,
-    )
+    fresh = submit(people, "Monitor flickers", "It flickers.")
     services.ticket_approve(ticket_id=fresh.pk, approver=people["approver"])
     expect(count).not_to_have_text(before, timeout=LIVE_MS)
     expect(page.locator("main")).to_contain_text("Monitor flickers", timeout=LIVE_MS)
@@ -197,13 +196,7 @@ def test_the_approvals_queue_follows_submissions_and_keeps_the_ticks(
     size,
     lang,
 ):
-    waiting = services.ticket_submit(
-        creator=people["alice"],
-        title="Laptop for the new hire",
-        content="Starts Monday.",
-        priority=3,
-        handler_group_id=people["desk"].pk,
-    )
+    waiting = submit(people, "Laptop for the new hire", "Starts Monday.")
     context, page = new_page(browser, asgi_server, size, "avery", lang)
     page.goto(f"{asgi_server}/console/approvals/")
     expect(page.locator("html")).to_have_attribute("lang", lang)
@@ -213,13 +206,7 @@ def test_the_approvals_queue_follows_submissions_and_keeps_the_ticks(
     expect(count).to_have_text(selected(lang, 1))
 
     # A new submission arrives while the approver has a row ticked: it appears, the tick stays.
-    fresh = services.ticket_submit(
-        creator=people["alice"],
-        title="Second monitor",
-        content="For the new hire.",
-        priority=3,
-        handler_group_id=people["desk"].pk,
-    )
+    fresh = submit(people, "Second monitor", "For the new hire.")
     expect(page.locator(f"#ticket-{fresh.pk}")).to_be_visible(timeout=LIVE_MS)
     expect(page.locator(f"#ticket-{waiting.pk} [data-select-row]")).to_be_checked()
     expect(count).to_have_text(selected(lang, 1))
@@ -261,13 +248,7 @@ def test_on_the_split_view_the_list_and_the_ticket_beside_it_both_follow(
     expect(pane.locator(BOX)).to_have_value("Half-typed in the pane")
 
     # The list beside it follows too, though the address bar now names the ticket.
-    fresh = services.ticket_submit(
-        creator=people["alice"],
-        title="Headset crackles",
-        content="It crackles.",
-        priority=3,
-        handler_group_id=people["desk"].pk,
-    )
+    fresh = submit(people, "Headset crackles", "It crackles.")
     services.ticket_approve(ticket_id=fresh.pk, approver=people["approver"])
     expect(page.locator(".split-list")).to_contain_text("Headset crackles", timeout=LIVE_MS)
     expect(pane.locator(BOX)).to_have_value("Half-typed in the pane")
