@@ -65,6 +65,15 @@ class Listener:
     approver: bool = False
     queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(QUEUE_SIZE))
     overflowed: bool = False
+    ending: bool = False  # the server is shutting down: the stream ends, the browser reconnects
+
+    def end(self) -> None:
+        """Ask the stream to end now (it may be waiting on an empty queue: wake it)."""
+        self.ending = True
+        try:
+            self.queue.put_nowait(None)
+        except asyncio.QueueFull:
+            pass  # (it is awake anyway, with entries to read)
 
     def wants(self, payload: dict[str, Any]) -> bool:
         public = payload.get("audience") == PUBLIC
@@ -124,6 +133,7 @@ class Hub:
 
     def __init__(self) -> None:
         self.listeners: set[Listener] = set()
+        self.ending = False
         self.started = asyncio.Event()
         self.task: asyncio.Task | None = None
         self.redis: Any = async_client()  # (redis-py's async types are loose)
@@ -158,6 +168,17 @@ class Hub:
                 for entry_id, fields in entries:
                     last = entry_id
                     self.deliver(entry_id, fields)
+
+    def add(self, listener: Listener) -> None:
+        self.listeners.add(listener)
+        if self.ending:
+            listener.end()
+
+    def end_streams(self) -> None:
+        """Every open stream ends, and any that opens from now on ends at once."""
+        self.ending = True
+        for listener in list(self.listeners):
+            listener.end()
 
     def deliver(self, entry_id: str, fields: dict[str, str]) -> None:
         try:
@@ -210,6 +231,15 @@ async def hub() -> Hub:
     except TimeoutError:
         pass
     return current
+
+
+def end_streams() -> None:
+    """The web server is shutting down (runtime/worker.py): every open page's stream on the
+    running loop ends now rather than holding the worker for its whole graceful timeout;
+    browsers reconnect to another worker and resume from their last event id."""
+    current = _hubs.get(asyncio.get_running_loop())
+    if current is not None:
+        current.end_streams()
 
 
 class Presence:

@@ -116,7 +116,7 @@ async def events(request: HttpRequest) -> HttpResponseBase:
 
 async def _stream(listener: Listener, since: str, presence: Presence | None) -> AsyncIterator:
     hub = await stream.hub()
-    hub.listeners.add(listener)
+    hub.add(listener)
     try:
         yield f"retry: {RETRY_MS}\n\n".encode()
         last = None
@@ -131,13 +131,13 @@ async def _stream(listener: Listener, since: str, presence: Presence | None) -> 
             await presence.refresh(announce=True)
         beat = time.monotonic()
         while True:
+            if listener.ending:
+                return  # the server is shutting down; the browser resumes elsewhere
             if listener.overflowed:
                 yield _frame(None, "reset", {})
                 return  # the browser reconnects and resumes from its last id
             try:
-                entry_id, message = await asyncio.wait_for(
-                    listener.queue.get(), timeout=TICK_SECONDS
-                )
+                item = await asyncio.wait_for(listener.queue.get(), timeout=TICK_SECONDS)
             except TimeoutError:
                 if presence is not None:
                     await presence.refresh()
@@ -145,6 +145,9 @@ async def _stream(listener: Listener, since: str, presence: Presence | None) -> 
                     beat = time.monotonic()
                     yield b": heartbeat\n\n"
                 continue
+            if item is None:
+                continue  # woken to end
+            entry_id, message = item
             key = stream.parse_id(entry_id)
             if last is not None and key is not None and key <= last:
                 continue  # already replayed

@@ -35,7 +35,7 @@ def web_command(env: Mapping[str, str] | None = None) -> list[str]:
         "--workers",
         _get(env, "WEB_CONCURRENCY", "4"),
         "--worker-class",
-        "uvicorn_worker.UvicornWorker",
+        "runtime.worker.Worker",
         "--timeout",
         _get(env, "WEB_TIMEOUT", "60"),
         "--graceful-timeout",

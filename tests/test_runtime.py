@@ -1,6 +1,6 @@
 """The production command lines (runtime/commands.py) — the ones `make run` and the containers
-start — run here: gunicorn serves the app and stops cleanly on SIGTERM; the Celery settings fit
-the longest countdown the code schedules."""
+start — run here: gunicorn serves the app and stops cleanly on SIGTERM, at once even with live
+pages open; the Celery settings fit the longest countdown the code schedules."""
 
 import os
 import signal
@@ -17,6 +17,8 @@ from django.conf import settings
 from handler_groups.models import MAX_OFFER_TIMEOUT_SECONDS
 from notifications.delivery import BACKOFF_CAP_SECONDS
 from runtime.commands import beat_command, slow_worker_command, web_command, worker_command
+from tests.live.server import session_for
+from tests.live.sse import Events
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +35,7 @@ def test_the_commands_come_from_the_environment():
     assert web[web.index("--bind") + 1] == "0.0.0.0:9000"
     assert web[web.index("--workers") + 1] == "4"
     # uvicorn workers; WEB_THREADS sizes each one's pool for the WSGI views (config/asgi.py).
-    assert web[web.index("--worker-class") + 1] == "uvicorn_worker.UvicornWorker"
+    assert web[web.index("--worker-class") + 1] == "runtime.worker.Worker"
     assert web_command({})[web_command({}).index("--workers") + 1] == "4"  # the default
     assert worker_command({"CELERY_CONCURRENCY": "3"})[-1] == "3"
     critical, slow = worker_command({}), slow_worker_command({"CELERY_SLOW_CONCURRENCY": "4"})
@@ -48,7 +50,7 @@ def test_the_commands_come_from_the_environment():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_gunicorn_serves_the_app_and_stops_cleanly_on_sigterm(tmp_path):
+def test_gunicorn_serves_the_app_and_stops_cleanly_on_sigterm(tmp_path, django_user_model):
     port = _free_port()
     env = {
         **os.environ,
@@ -89,12 +91,27 @@ def test_gunicorn_serves_the_app_and_stops_cleanly_on_sigterm(tmp_path):
             assert scraped.status_code == 200
             assert _requests_counted(scraped.text, status="401") == 30
         assert len({p.name.rsplit("_", 1)[1] for p in tmp_path.glob("counter_*.db")}) >= 2
+        # Open consoles: event streams, which never end by themselves.
+        reader = django_user_model.objects.create_user("reader", password="x")
+        streams = [
+            Events(session_for(reader), f"http://127.0.0.1:{port}/events/?page=my-tickets")
+            for _ in range(3)
+        ]
+        assert [s.response.status_code for s in streams] == [200] * 3
+        assert all(s.response.headers["Content-Type"] == "text/event-stream" for s in streams)
     finally:
+        stopping = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=40)
+    took = time.monotonic() - stopping
     log = proc.stderr.read().decode()
     assert code == 0, log[-2000:]
     assert "Shutting down: Master" in log
+    # The streams ended rather than holding their workers for the 30 s graceful timeout.
+    assert took < 15, log[-2000:]
+    for opened in streams:
+        opened.thread.join(timeout=5)
+        assert not opened.thread.is_alive()
 
 
 def _requests_counted(exposition: str, *, status: str) -> float:
