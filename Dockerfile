@@ -11,6 +11,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
+# libmagic: attachments' types are decided from their content (python-magic).
+RUN apt-get update && apt-get install -y --no-install-recommends libmagic1 \
+    && rm -rf /var/lib/apt/lists/*
+
 # Dependencies in their own layer: rebuilt only when pyproject.toml changes. The embedded
 # PostgreSQL and Redis of `make run` are left out: the deployment has its own servers.
 COPY pyproject.toml ./
@@ -23,8 +27,8 @@ RUN DJANGO_SECRET_KEY=collectstatic-only DJANGO_ALLOWED_HOSTS=localhost \
        DATABASE_URL=postgres://build@localhost/build REDIS_URL=redis://localhost:6379/0 \
        python manage.py collectstatic --noinput \
     && useradd --system --create-home --uid 10001 ticketdesk \
-    && mkdir -p /srv/metrics \
-    && chown -R ticketdesk /app /srv/metrics
+    && mkdir -p /srv/metrics /srv/media \
+    && chown -R ticketdesk /app /srv/metrics /srv/media
 
 USER ticketdesk
 EXPOSE 8000

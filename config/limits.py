@@ -14,15 +14,28 @@ from rest_framework import status
 from rest_framework.exceptions import APIException
 
 QUEUEING_PREFIX = "/api/queueing/"
+# Uploads (attachments/apis.py): one file of up to ATTACHMENT_MAX_BYTES, plus room for the
+# multipart framing; streamed to a temporary file by Django's upload handlers, never read
+# into memory here.
+UPLOAD_PATH = "/api/attachments/"
+MULTIPART_OVERHEAD = 64 * 1024
 
 
 def body_limit_for(path: str) -> int:
     if path.startswith(QUEUEING_PREFIX):
         return settings.QUEUEING_MAX_BODY_BYTES
+    if path == UPLOAD_PATH:
+        return settings.ATTACHMENT_MAX_BYTES + MULTIPART_OVERHEAD
     return settings.API_MAX_BODY_BYTES
 
 
-def too_large_message(limit: int) -> str:
+def too_large_message(limit: int, path: str = "") -> str:
+    if path == UPLOAD_PATH:
+        from django.template.defaultfilters import filesizeformat
+
+        return _("The file is larger than the limit of %(limit)s.") % {
+            "limit": filesizeformat(settings.ATTACHMENT_MAX_BYTES)
+        }
     return _("The request body is larger than this endpoint's limit of %(limit)d bytes.") % {
         "limit": limit
     }
@@ -51,11 +64,14 @@ class ApiBodyLimitMiddleware:
             limit = body_limit_for(request.path)
             if declared > limit:
                 return JsonResponse(
-                    {"code": "payload_too_large", "detail": too_large_message(limit)},
+                    {
+                        "code": "payload_too_large",
+                        "detail": too_large_message(limit, request.path),
+                    },
                     status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
                 )
             pages_limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            if pages_limit is not None and declared > pages_limit:
+            if pages_limit is not None and declared > pages_limit and request.path != UPLOAD_PATH:
                 # Within this endpoint's limit: read here, as HttpRequest.body would, without
                 # the pages' smaller one.
                 body = request.read(declared)

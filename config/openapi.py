@@ -34,10 +34,24 @@ UNAUTHENTICATED = OpenApiResponse(DetailErrorBody, description="Not authenticate
 FORBIDDEN = OpenApiResponse(DetailErrorBody, description="Not allowed to take this action.")
 NOT_FOUND = OpenApiResponse(DetailErrorBody, description="No such resource visible to you.")
 CONFLICT = OpenApiResponse(DetailErrorBody, description="The current state does not allow it.")
+TOO_LARGE = OpenApiResponse(DetailErrorBody, description="Larger than the limit.")
+UNSUPPORTED = OpenApiResponse(DetailErrorBody, description="Of a type not accepted.")
+UNPROCESSABLE = OpenApiResponse(DetailErrorBody, description="Refused for its content.")
+UNAVAILABLE = OpenApiResponse(DetailErrorBody, description="A service it needs is down.")
 
 
 def errors(*codes: int) -> dict:
-    table = {400: BAD_REQUEST, 401: UNAUTHENTICATED, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT}
+    table = {
+        400: BAD_REQUEST,
+        401: UNAUTHENTICATED,
+        403: FORBIDDEN,
+        404: NOT_FOUND,
+        409: CONFLICT,
+        413: TOO_LARGE,
+        415: UNSUPPORTED,
+        422: UNPROCESSABLE,
+        503: UNAVAILABLE,
+    }
     return {code: table[code] for code in codes}
 
 

@@ -7,6 +7,7 @@ from rest_framework.routers import DefaultRouter
 
 from accounts.apis import LogoutAllView, LogoutView, TokenLoginView
 from accounts.views import ZoneLoginView
+from attachments.apis import AttachmentViewSet
 from config.docs import RedocView, SwaggerView
 from config.health import healthz, readyz
 from config.metrics import prometheus_metrics
@@ -37,6 +38,7 @@ admin.site.enable_nav_sidebar = False
 
 router = DefaultRouter(use_regex_path=False)
 router.register("tickets", TicketViewSet, basename="ticket")
+router.register("attachments", AttachmentViewSet, basename="attachment")
 router.register("handler-groups", HandlerGroupViewSet, basename="handler-group")
 router.register("notifications", NotificationViewSet, basename="notification")
 router.register("presence", PresenceViewSet, basename="presence")

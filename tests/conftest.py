@@ -69,6 +69,7 @@ REFERENCE_DATA_MIGRATIONS = [
     "sla.migrations.0002_catch_all_rule_and_scan_schedule",
     "handler_groups.migrations.0003_routing_schedules",
     "idempotency.migrations.0002_purge_schedule",
+    "attachments.migrations.0002_sweep_schedule",
 ]
 
 
@@ -114,3 +115,10 @@ def _default_language():
     translation.activate(settings.LANGUAGE_CODE)
     yield
     translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.fixture
+def media(settings, tmp_path):
+    """Uploaded files go to a directory of the test's own (returned)."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    return tmp_path / "media"

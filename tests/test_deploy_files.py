@@ -27,7 +27,9 @@ def test_compose_has_the_whole_deployment_with_health_checks_and_volumes():
     for name in ("db", "redis", "web", "worker", "worker-slow"):
         assert "healthcheck" in services[name], name
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
-    assert set(_compose()["volumes"]) == {"postgres-data", "redis-data", "metrics"}
+    assert set(_compose()["volumes"]) == {"postgres-data", "redis-data", "metrics", "media"}
+    for name in ("web", "worker-slow"):  # uploads stored by web, thumbnails by the slow worker
+        assert "media:/srv/media" in services[name]["volumes"], name
     assert services["migrate"]["command"] == ["python", "-m", "runtime", "migrate"]
     for name in ("web", "worker", "worker-slow", "beat"):
         assert services[name]["depends_on"]["migrate"]["condition"] == (

@@ -1,10 +1,12 @@
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from attachments import selectors as attachment_selectors
+from attachments.models import Attachment
 from config.openapi import errors
 from idempotency.apis import IDEMPOTENCY_KEY, KEY_REUSED, respond_once
 from routing.decisions import decisions_for
@@ -27,6 +29,13 @@ from .serializers import (
     TransferInput,
 )
 
+# The files submitted with each listed ticket, in one query per page.
+OWN_FILES = Prefetch(
+    "attachments",
+    queryset=Attachment.objects.filter(reply=None).select_related("blob").order_by("id"),
+    to_attr="own_files",
+)
+
 
 class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """Tickets the caller may see. Commands are POST actions; each calls one service."""
@@ -39,7 +48,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         return (
             access.visible_tickets(self.request.user)
             .select_related("sla_outcome")
-            .prefetch_related("sla_events")
+            .prefetch_related("sla_events", OWN_FILES)
             .order_by("-id")
         )
 
@@ -238,8 +247,9 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def replies(self, request: Request, pk=None) -> Response:
         ticket = self._ticket()
         if request.method == "GET":
-            replies = selectors.replies_for(self._audience(), ticket)
-            return Response(ReplyOutput(replies, many=True).data)
+            replies = list(selectors.replies_for(self._audience(), ticket))
+            context = {"reply_files": attachment_selectors.by_reply(replies)}
+            return Response(ReplyOutput(replies, many=True, context=context).data)
 
         def reply() -> Response:
             data = _valid(ReplyInput, request.data)
@@ -252,6 +262,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
                 author=request.user,
                 reply_type=reply_type,
                 content=data["content"],
+                attachment_ids=data["attachment_ids"],
             )
             return Response(ReplyOutput(created).data, status=status.HTTP_201_CREATED)
 
@@ -312,7 +323,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         qs = (
             selectors.pool_for(request.user, **query)
             .select_related("sla_outcome")
-            .prefetch_related("sla_events")
+            .prefetch_related("sla_events", OWN_FILES)
         )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(
@@ -321,7 +332,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
 
 def _approvals_page(view, request):
-    qs = selectors.awaiting_approval_for(request.user)
+    qs = selectors.awaiting_approval_for(request.user).prefetch_related(OWN_FILES)
     page = view.paginate_queryset(qs)
     return view.get_paginated_response(
         TicketOutput(page, many=True, context=view.get_serializer_context()).data

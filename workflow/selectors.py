@@ -183,7 +183,8 @@ PUBLIC_RECORD_DETAIL = {
     "approve": ("field",),
     "reject": ("field", "reason"),
     "cancel": ("field",),
-    "reply": ("reply_id", "reply_type"),
+    "reply": ("reply_id", "reply_type", "attachment_ids"),
+    "attachment_removed": ("attachment_id", "filename", "reply_id"),
     "complete": ("field",),
     "close": ("field",),
 }
@@ -193,8 +194,9 @@ PUBLIC_REPLY_LABEL = ReplyType.PUBLIC.name.lower()  # as records store it (servi
 def records_for(audience: Audience, ticket: Ticket) -> list[TicketRecord]:
     """The ticket's audit trail as this viewer may read it: all of it for staff-side viewers;
     for anyone else the public story — submitted, approved or rejected, cancelled, public
-    replies, completed, closed — with no internal note, routing step, SLA event or handler
-    id (the actor is kept only when it is the applicant or the author of a public reply)."""
+    replies, public files removed, completed, closed — with no internal note, routing step,
+    SLA event or handler id (the actor is kept only when it is the applicant or the author of
+    a public reply)."""
     records = ticket.records.select_related("actor").order_by("id")
     if audience.sees_internals(ticket):
         return list(records)
@@ -203,6 +205,8 @@ def records_for(audience: Audience, ticket: Ticket) -> list[TicketRecord]:
         detail = record.detail or {}
         if record.action == "reply" and detail.get("reply_type") != PUBLIC_REPLY_LABEL:
             continue
+        if record.action == "attachment_removed" and detail.get("audience") != "public":
+            continue  # an internal note's file
         kept = PUBLIC_RECORD_DETAIL[record.action]
         record.detail = {key: detail[key] for key in kept if key in detail}
         if record.action != "reply" and record.actor_id != ticket.creator_id:

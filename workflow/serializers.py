@@ -3,6 +3,8 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from attachments.selectors import by_reply, own_files
+from attachments.serializers import AttachmentOutput
 from ticketing.models import Priority, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
 
 
@@ -14,6 +16,13 @@ class TicketSubmitInput(serializers.Serializer):
         r"^[A-Za-z0-9_.-]*$", max_length=50, required=False, allow_blank=True, default=""
     )
     handler_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    attachment_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        default=list,
+        max_length=50,
+        help_text="Your uploads (POST /api/attachments/) to attach.",
+    )
 
 
 class SlaOutcomeOutput(serializers.Serializer):
@@ -65,6 +74,9 @@ class TicketOutput(serializers.ModelSerializer):
         help_text="Each level of the ticket's escalation ladder (team only; null for "
         "applicants and approvers), re-timed when its deadlines move."
     )
+    attachments = serializers.SerializerMethodField(
+        help_text="The files submitted with the ticket (replies list their own)."
+    )
 
     class Meta:
         model = Ticket
@@ -102,6 +114,7 @@ class TicketOutput(serializers.ModelSerializer):
             "responded_time",
             "sla_outcome",
             "sla_events",
+            "attachments",
         ]
         read_only_fields = fields
 
@@ -122,6 +135,13 @@ class TicketOutput(serializers.ModelSerializer):
         else:
             data["sla_events"] = SlaEventOutput(ticket.sla_events.all(), many=True).data
         return data
+
+    @extend_schema_field(AttachmentOutput(many=True))
+    def get_attachments(self, ticket: Ticket) -> list:
+        found = getattr(ticket, "own_files", None)  # (prefetched by lists: OWN_FILES)
+        if found is None:
+            found = own_files([ticket]).get(ticket.pk, [])
+        return list(AttachmentOutput(found, many=True).data)
 
     @extend_schema_field(SlaEventOutput(many=True, allow_null=True))
     def get_sla_events(self, ticket: Ticket) -> None:
@@ -162,16 +182,31 @@ REPLY_TYPES = {"public": ReplyType.PUBLIC, "internal": ReplyType.INTERNAL}
 class ReplyInput(serializers.Serializer):
     reply_type = serializers.ChoiceField(choices=list(REPLY_TYPES), default="public")
     content = serializers.CharField(max_length=50_000)
+    attachment_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        default=list,
+        max_length=50,
+        help_text="Your uploads (POST /api/attachments/) to attach.",
+    )
 
 
 class ReplyOutput(serializers.ModelSerializer):
     reply_type = serializers.SerializerMethodField()
     author_id = serializers.IntegerField(read_only=True, allow_null=True)
+    attachments = serializers.SerializerMethodField()
 
     class Meta:
         model = TicketReply
-        fields = ["id", "ticket_id", "author_id", "reply_type", "content", "created"]
+        fields = ["id", "ticket_id", "author_id", "reply_type", "content", "created", "attachments"]
         read_only_fields = fields
+
+    @extend_schema_field(AttachmentOutput(many=True))
+    def get_attachments(self, reply: TicketReply) -> list:
+        files = self.context.get("reply_files")
+        if files is None:
+            files = by_reply([reply])
+        return list(AttachmentOutput(files.get(reply.pk, []), many=True).data)
 
     def get_reply_type(self, reply: TicketReply) -> str:
         return ReplyType(reply.reply_type).name.lower()

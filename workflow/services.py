@@ -11,6 +11,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from attachments.services import attach
 from config.db import prepared_cursor
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
@@ -41,8 +42,10 @@ def ticket_submit(
     priority: int,
     category: str = "",
     handler_group_id: int | None = None,
+    attachment_ids: list[int] | None = None,
     now: datetime | None = None,
 ) -> Ticket:
+    """A new ticket, with the creator's uploads (attachment_ids) attached to it."""
     now = now or timezone.now()
     if handler_group_id is not None:
         group = HandlerGroup.objects.filter(pk=handler_group_id).first()
@@ -69,6 +72,7 @@ def ticket_submit(
             to_status=TicketStatus.SUBMITTED,
             detail={"field": "ticket_status"},
         )
+        attach(user=creator, ticket=ticket, attachment_ids=attachment_ids or [], now=now)
     return ticket
 
 
@@ -240,8 +244,16 @@ def ticket_decline(
 
 
 def ticket_reply(
-    *, ticket_id: int, author, reply_type: int, content: str, now: datetime | None = None
+    *,
+    ticket_id: int,
+    author,
+    reply_type: int,
+    content: str,
+    attachment_ids: list[int] | None = None,
+    now: datetime | None = None,
 ) -> TicketReply:
+    """A reply or internal note, with the author's uploads (attachment_ids) attached to it
+    (an internal note's files are the team's only)."""
     now = now or timezone.now()
     with transaction.atomic():
         ticket = Ticket.objects.select_for_update().get(pk=ticket_id)
@@ -255,6 +267,9 @@ def ticket_reply(
         reply = TicketReply.objects.create(
             ticket_id=ticket_id, author=author, reply_type=reply_type, content=content
         )
+        files = attach(
+            user=author, ticket=ticket, reply=reply, attachment_ids=attachment_ids or [], now=now
+        )
         counts = {"reply_count": F("reply_count") + 1}
         if reply_type == ReplyType.PUBLIC:
             counts["public_reply_count"] = F("public_reply_count") + 1
@@ -264,7 +279,11 @@ def ticket_reply(
             action="reply",
             actor_id=author.pk,
             now=now,
-            detail={"reply_id": reply.pk, "reply_type": ReplyType(reply_type).name.lower()},
+            detail={
+                "reply_id": reply.pk,
+                "reply_type": ReplyType(reply_type).name.lower(),
+                **({"attachment_ids": [f.pk for f in files]} if files else {}),
+            },
         )
         if ticket.sla_paused and author.pk == ticket.creator_id and reply_type == ReplyType.PUBLIC:
             # The applicant answered: the team is no longer waiting on them.

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -40,6 +41,7 @@ INSTALLED_APPS = [
     "queueing",
     "idempotency",
     "ticketing",
+    "attachments",
     "workflow",
     "sla",
     "routing",
@@ -172,10 +174,95 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Uploaded files (attachments/): the filesystem under MEDIA_ROOT (`make run`: .data/media; a
+# named volume in compose), or any S3-compatible store through django-storages when
+# ATTACHMENT_STORAGE=s3 (AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+# AWS_SECRET_ACCESS_KEY, AWS_S3_REGION_NAME), for more than one web node. Never served by
+# URL: every download goes through the API's permission check.
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / ".data" / "media")
+ATTACHMENT_STORAGE = env("ATTACHMENT_STORAGE", default="filesystem")
+
+
+def s3_storage(bucket: str, **options) -> dict:
+    """django-storages' S3 backend for `bucket` (endpoint_url, region_name, access_key,
+    secret_key as options): private objects, signed URLs only, the same key overwritten (keys
+    are content hashes: the same key is the same bytes)."""
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": bucket,
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": True,
+            **options,
+        },
+    }
+
+
+if ATTACHMENT_STORAGE == "s3":
+    _media = s3_storage(
+        env("AWS_STORAGE_BUCKET_NAME"),
+        endpoint_url=env("AWS_S3_ENDPOINT_URL", default=None),
+        region_name=env("AWS_S3_REGION_NAME", default=None),
+        access_key=env("AWS_ACCESS_KEY_ID", default=None),
+        secret_key=env("AWS_SECRET_ACCESS_KEY", default=None),
+    )
+elif ATTACHMENT_STORAGE == "filesystem":
+    _media = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": MEDIA_ROOT, "base_url": None},
+    }
+else:
+    raise ImproperlyConfigured("ATTACHMENT_STORAGE must be filesystem or s3")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _media,
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+
+# Attachments (attachments/): per file and per ticket (413 beyond); the types accepted, as
+# decided from the content by libmagic (415 otherwise: executables, scripts and HTML are not
+# in the default list); an upload not attached within ATTACHMENT_UNATTACHED_HOURS is removed;
+# its uploader may remove it for ATTACHMENT_REMOVE_MINUTES after uploading (staff always).
+ATTACHMENT_MAX_BYTES = env.int("ATTACHMENT_MAX_BYTES", default=20 * 1024 * 1024)
+ATTACHMENT_TICKET_MAX_BYTES = env.int("ATTACHMENT_TICKET_MAX_BYTES", default=100 * 1024 * 1024)
+ATTACHMENT_ALLOWED_TYPES = env.list(
+    "ATTACHMENT_ALLOWED_TYPES",
+    default=[
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "image/bmp",
+        "image/tiff",
+        "image/heic",
+        "application/pdf",
+        "text/plain",
+        "text/csv",
+        "application/csv",
+        "application/json",
+        "application/zip",
+        "application/msword",
+        "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        "application/vnd.oasis.opendocument.text",
+        "application/vnd.oasis.opendocument.spreadsheet",
+        "application/vnd.oasis.opendocument.presentation",
+        "application/rtf",
+        "text/rtf",
+        "message/rfc822",
+    ],
+)
+ATTACHMENT_UNATTACHED_HOURS = env.float("ATTACHMENT_UNATTACHED_HOURS", default=24)
+ATTACHMENT_REMOVE_MINUTES = env.float("ATTACHMENT_REMOVE_MINUTES", default=15)
+# "clamav": every upload is scanned by the ClamAV daemon at CLAMD_ADDRESS (unix:///path or
+# tcp://host:port) before it can be attached; infected files are refused (422), and while the
+# daemon cannot be reached uploads are refused (503), never stored unscanned. "" scans nothing.
+ATTACHMENT_SCANNER = env("ATTACHMENT_SCANNER", default="")
+CLAMD_ADDRESS = env("CLAMD_ADDRESS", default="unix:///var/run/clamav/clamd.ctl")
+CLAMD_TIMEOUT_SECONDS = env.float("CLAMD_TIMEOUT_SECONDS", default=30.0)
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/console/"
@@ -274,6 +361,7 @@ CELERY_TASK_DEFAULT_QUEUE = "critical"
 CELERY_TASK_ROUTES = {
     "notifications.deliver": {"queue": "deliveries"},
     "insight.simulate": {"queue": "slow"},
+    "attachments.thumbnail": {"queue": "slow"},
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
