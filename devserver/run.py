@@ -1,7 +1,8 @@
 """`make run`: the whole back-office on one machine, served the way production serves it.
 
 Uses the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL, or starts embedded ones with
-their data in ./.data (kept between runs). Then migrates, collects static files, loads the demo
+their data in ./.data (kept between runs), and a ClamAV daemon that scans uploads (unless
+ATTACHMENT_SCANNER is set). Then migrates, collects static files, loads the demo
 data and runs gunicorn, two Celery workers (time-critical and slow work) and celery-beat — the
 command lines of runtime/commands.py — until Ctrl-C / SIGTERM, when it stops all of them and the
 embedded servers it started. If any of them dies, it stops the rest and exits non-zero.
@@ -30,7 +31,13 @@ import sys
 from collections.abc import Callable, Mapping
 
 from devserver.processes import ROOT, DevServerError, StopRequested, Supervisor, say
-from devserver.services import DATA_DIR, EmbeddedPostgres, EmbeddedRedis, read_dotenv
+from devserver.services import (
+    DATA_DIR,
+    EmbeddedClamd,
+    EmbeddedPostgres,
+    EmbeddedRedis,
+    read_dotenv,
+)
 from runtime.commands import (
     METRICS_DIR_ENV,
     beat_command,
@@ -64,7 +71,7 @@ def main() -> int:
 
     supervisor = Supervisor()
     supervisor.install_signal_handlers()
-    started: list[EmbeddedPostgres | EmbeddedRedis] = []
+    started: list[EmbeddedPostgres | EmbeddedRedis | EmbeddedClamd] = []
     try:
         say(f"settings: {env['DJANGO_SETTINGS_MODULE']}")
         if warning:
@@ -86,6 +93,10 @@ def main() -> int:
             redis.start()
             started.append(redis)
             env["REDIS_URL"] = redis.url
+        supervisor.raise_if_stop_requested()
+        clamd = _start_clamd(env)
+        if clamd is not None:
+            started.append(clamd)
         supervisor.raise_if_stop_requested()
 
         reset_metrics_dir(env[METRICS_DIR_ENV])
@@ -117,6 +128,27 @@ def main() -> int:
             service.stop()
     say("stopped" if code == 0 else f"stopped after a failure (exit code {code})")
     return code
+
+
+def _start_clamd(env: dict[str, str]) -> EmbeddedClamd | None:
+    """Uploads are scanned, as production scans them: by the clamd ATTACHMENT_SCANNER /
+    CLAMD_ADDRESS name, or by an embedded one (Debian's clamav-daemon, installed when missing)
+    whose only signature is the EICAR test file's — it shows the path end to end; a real
+    deployment's clamd has freshclam's databases. ATTACHMENT_SCANNER= (empty) scans nothing.
+    Without clamd and no way to install it, the product runs without scanning, and says so."""
+    if "ATTACHMENT_SCANNER" in env:
+        scanner = env["ATTACHMENT_SCANNER"] or "none"
+        say(f"attachment scanner: {scanner}, from ATTACHMENT_SCANNER")
+        return None
+    clamd = EmbeddedClamd(DATA_DIR / "clamd")
+    try:
+        clamd.start()
+    except DevServerError as exc:
+        say(f"warning: uploads are not scanned: {exc}")
+        return None
+    env["ATTACHMENT_SCANNER"] = "clamav"
+    env["CLAMD_ADDRESS"] = clamd.address
+    return clamd
 
 
 def settings_module(env: Mapping[str, str]) -> str:
@@ -203,7 +235,7 @@ def _announce_when_listening(
     host: str,
     port: int,
     env: dict[str, str],
-    started: list[EmbeddedPostgres | EmbeddedRedis],
+    started: list[EmbeddedPostgres | EmbeddedRedis | EmbeddedClamd],
     warning: str | None,
 ) -> Callable[[], None]:
     """Print the URLs once the web server accepts connections (and the exposure warning again,
@@ -236,6 +268,10 @@ def _announce_when_listening(
             lines.append(f"  DATABASE_URL={env['DATABASE_URL']}")
         if EmbeddedRedis in embedded:
             lines.append(f"  REDIS_URL={env['REDIS_URL']}")
+        if EmbeddedClamd in embedded:
+            lines.append(
+                f"  CLAMD_ADDRESS={env['CLAMD_ADDRESS']} (uploads scanned; test signature only)"
+            )
         if warning:
             lines.append(warning)
         for line in [*lines, ""]:

@@ -172,3 +172,33 @@ def test_the_bind_address_is_written_as_gunicorn_and_runserver_take_it():
     assert run._local_address("0.0.0.0") == "127.0.0.1"
     assert run._local_address("::") == "::1"
     assert run._local_address("192.168.1.20") == "192.168.1.20"
+
+
+def test_make_run_scans_uploads_with_its_own_clamd(tmp_path, monkeypatch, settings):
+    """Unless ATTACHMENT_SCANNER says otherwise, `make run` starts clamd and the product scans
+    every upload with it (the EICAR test file is what it finds)."""
+    from attachments import scanning
+    from tests.attachments.helpers import eicar_bytes
+
+    monkeypatch.setattr(run, "DATA_DIR", tmp_path)
+    env: dict[str, str] = {}
+    clamd = run._start_clamd(env)
+    assert clamd is not None
+    try:
+        assert env["ATTACHMENT_SCANNER"] == "clamav"
+        settings.ATTACHMENT_SCANNER, settings.CLAMD_ADDRESS = "clamav", env["CLAMD_ADDRESS"]
+        assert scanning.ping()
+        scanning.scan([b"a clean file\n"])
+        with pytest.raises(scanning.Infected):
+            scanning.scan([eicar_bytes()])
+    finally:
+        clamd.stop()
+
+
+@pytest.mark.parametrize("chosen", ["", "clamav"])
+def test_a_scanner_chosen_in_the_environment_is_left_alone(tmp_path, monkeypatch, chosen):
+    monkeypatch.setattr(run, "DATA_DIR", tmp_path)
+    env = {"ATTACHMENT_SCANNER": chosen}
+    assert run._start_clamd(env) is None
+    assert env == {"ATTACHMENT_SCANNER": chosen}
+    assert not (tmp_path / "clamd").exists()

@@ -3,6 +3,7 @@ import os
 import pytest
 
 from devserver.services import EmbeddedClamd
+from tests.attachments.helpers import eicar_bytes
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +33,5 @@ def clamav_scanning(settings, clamd):
 
 @pytest.fixture
 def eicar():
-    """The EICAR anti-virus test file (eicar.org), which every scanner reports as malware and
-    which harms nothing. Built here rather than kept in a file, so that a developer's own
-    anti-virus has no copy in the repository to quarantine."""
-    return "".join(
-        ["X5O!P%@AP[4\\PZX54(P^)7CC)7}$", "EICAR-STANDARD-", "ANTIVIRUS-TEST-FILE!$H+H*"]
-    ).encode()
+    """The EICAR anti-virus test file (tests/attachments/helpers.py)."""
+    return eicar_bytes()

@@ -35,3 +35,12 @@ def post_file(client, name: str, data: bytes, content_type: str = "application/o
 def upload(api, user, name: str, data: bytes, content_type: str = "application/octet-stream"):
     """The same, through the suite's `api` fixture as `user`."""
     return post_file(api.as_user(user), name, data, content_type)
+
+
+def eicar_bytes() -> bytes:
+    """The EICAR anti-virus test file (eicar.org), which every scanner reports as malware and
+    which harms nothing. Built here rather than kept in a file, so that a developer's own
+    anti-virus has no copy in the repository to quarantine."""
+    return "".join(
+        ["X5O!P%@AP[4\\PZX54(P^)7CC)7}$", "EICAR-STANDARD-", "ANTIVIRUS-TEST-FILE!$H+H*"]
+    ).encode()
