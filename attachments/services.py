@@ -212,7 +212,9 @@ def release(blob_id: int) -> bool:
 
 def sweep_unattached(*, now: datetime | None = None, batch: int = 500) -> int:
     """Uploads never attached within ATTACHMENT_UNATTACHED_HOURS are removed, their bytes too
-    when nothing else refers to them. Safe to run twice or on two nodes at once."""
+    when nothing else refers to them; so are the bytes no attachment refers to any more (a
+    ticket deleted in the admin takes its attachments, not their blobs). Safe to run twice or
+    on two nodes at once. Returns the uploads removed."""
     now = now or timezone.now()
     cutoff = now - timedelta(hours=settings.ATTACHMENT_UNATTACHED_HOURS)
     removed = 0
@@ -225,11 +227,16 @@ def sweep_unattached(*, now: datetime | None = None, batch: int = 500) -> int:
                 .values_list("pk", "blob_id")[:batch]
             )
             if not stale:
-                return removed
+                break
             Attachment.objects.filter(pk__in=[pk for pk, _ in stale]).delete()
             for blob_id in {blob_id for _, blob_id in stale}:
                 release(blob_id)
             removed += len(stale)
+    orphans = Blob.objects.filter(attachments=None, created__lt=cutoff).values_list("pk", flat=True)
+    for blob_id in list(orphans[:batch]):
+        with transaction.atomic():
+            release(blob_id)
+    return removed
 
 
 def make_thumbnail(blob_id: int, size: int = 320) -> bool:

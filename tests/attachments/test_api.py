@@ -355,6 +355,18 @@ def test_the_sweep_removes_uploads_never_attached_after_24_hours(api, applicant,
     assert shared["id"] != stale["id"]
 
 
+def test_the_sweep_removes_the_bytes_of_a_deleted_ticket(api, applicant, media):
+    photo = upload(api, applicant, "photo.png", png()).json()
+    ticket_id = _submit_with(api, applicant, [photo["id"]]).json()["id"]
+    Ticket.objects.filter(pk=ticket_id).delete()  # as the admin would
+    assert not Attachment.objects.exists() and len(_stored(media)) == 1
+    later = timezone.now() + timedelta(hours=25)
+    assert services.sweep_unattached(now=timezone.now()) == 0
+    assert len(_stored(media)) == 1  # too recent: an upload may be about to refer to it
+    services.sweep_unattached(now=later)
+    assert not Blob.objects.exists() and _stored(media) == []
+
+
 def test_a_worker_makes_image_thumbnails(api, applicant):
     photo = upload(api, applicant, "photo.png", png(1200, 900)).json()
     _submit_with(api, applicant, [photo["id"]])
