@@ -1,6 +1,5 @@
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from ticketing.models import Ticket, TicketReply
@@ -85,10 +84,8 @@ class Attachment(models.Model):
             models.Index(fields=["ticket", "id"], name="attachment_ticket_idx"),
             models.Index(fields=["reply"], name="attachment_reply_idx"),
             models.Index(fields=["blob"], name="attachment_blob_idx"),
-            # The sweep of uploads never attached reads only those.
-            models.Index(
-                fields=["uploaded"], name="attachment_unattached_idx", condition=Q(ticket=None)
-            ),
+            # (The sweep of uploads never attached finds them through the ticket index: ticket
+            # IS NULL.)
         ]
 
     def __str__(self) -> str:

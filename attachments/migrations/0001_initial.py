@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
             options={
                 'verbose_name': 'attachment',
                 'verbose_name_plural': 'attachments',
-                'indexes': [models.Index(fields=['ticket', 'id'], name='attachment_ticket_idx'), models.Index(fields=['reply'], name='attachment_reply_idx'), models.Index(fields=['blob'], name='attachment_blob_idx'), models.Index(condition=models.Q(('ticket', None)), fields=['uploaded'], name='attachment_unattached_idx')],
+                'indexes': [models.Index(fields=['ticket', 'id'], name='attachment_ticket_idx'), models.Index(fields=['reply'], name='attachment_reply_idx'), models.Index(fields=['blob'], name='attachment_blob_idx')],
             },
         ),
     ]
