@@ -68,3 +68,10 @@ def own_files(tickets) -> dict[int, list[Attachment]]:
         for attachment in _base().filter(ticket_id__in=ids, reply=None):
             found[attachment.ticket_id].append(attachment)  # type: ignore[index]
     return found
+
+
+def waiting(user, ids: list[int]) -> dict[int, Attachment]:
+    """The user's own uploads among `ids` that no ticket has yet, by id."""
+    if not ids:
+        return {}
+    return {a.pk: a for a in _base().filter(pk__in=ids, uploader=user, ticket=None)}

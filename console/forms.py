@@ -120,7 +120,79 @@ class PoolFilterForm(forms.Form):
         }
 
 
-class TicketSubmitForm(forms.Form):
+class MultipleFileInput(forms.FileInput):
+    allow_multiple_selected = True
+
+
+class FilesField(forms.FileField):
+    """Files chosen in a plain `<input type="file" multiple>` (the page without script; with
+    it, attachments.js uploads them at once instead): a list, maybe empty."""
+
+    widget = MultipleFileInput
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def clean(self, data, initial=None) -> list:
+        chosen = data if isinstance(data, list | tuple) else [data]
+        return [super(FilesField, self).clean(file, initial) for file in chosen if file]
+
+
+class AttachmentIdsField(forms.Field):
+    """The uploads (POST /api/attachments/) a form carries, as repeated `attachment_ids`
+    values: attachments.js adds one hidden input for each finished upload."""
+
+    widget = forms.MultipleHiddenInput
+    MAX_COUNT = 50  # as the API's attachment_ids
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def to_python(self, value) -> list[int]:
+        if not value:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        ids: list[int] = []
+        for item in value:
+            text = str(item).strip()
+            if not text.isascii() or not text.isdigit() or int(text) < 1:
+                raise forms.ValidationError(_("That is not a list of uploads."), code="invalid")
+            if int(text) not in ids:
+                ids.append(int(text))
+        if len(ids) > self.MAX_COUNT:
+            raise forms.ValidationError(
+                _("Attach at most %(max)d files at a time.") % {"max": self.MAX_COUNT},
+                code="max_count",
+            )
+        return ids
+
+
+class AttachingForm(forms.Form):
+    """A form that takes files: `files` chosen without script, `attachment_ids` uploaded
+    with it (console/files.py turns both into the ids a service attaches)."""
+
+    attachment_ids = AttachmentIdsField()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Declared here: a class attribute `files` would hide the form's own (request.FILES).
+        self.fields["files"] = FilesField(label=_("Files"))
+
+    def carried_ids(self) -> list[int]:
+        """The uploads the form carries, to list again when it comes back."""
+        if not self.is_bound or not hasattr(self, "cleaned_data"):
+            return []
+        return list(self.cleaned_data.get("attachment_ids") or [])
+
+    def carry(self, ids: list[int]) -> None:
+        """What the form carries from now on (with the uploads made from its `files`)."""
+        self.cleaned_data["attachment_ids"] = list(ids)
+
+
+class TicketSubmitForm(AttachingForm):
     title = forms.CharField(label=_("Title"), max_length=200)
     content = forms.CharField(
         label=_("Describe the problem"), max_length=50_000, widget=forms.Textarea(attrs={"rows": 6})
@@ -156,10 +228,11 @@ class TicketSubmitForm(forms.Form):
             "priority": data["priority"],
             "category": data.get("category") or "",
             "handler_group_id": group.pk if group else None,
+            "attachment_ids": self.carried_ids(),
         }
 
 
-class ReplyForm(forms.Form):
+class ReplyForm(AttachingForm):
     """The composer: a public reply or, for the team, an internal note (two radio buttons
     the page shows as tabs above the editor). The applicant only ever sends public replies:
     the choice is a hidden field for them."""

@@ -169,6 +169,9 @@ def describe(record, names: Names, *, offered_at: datetime | None = None) -> str
         if detail.get("reply_type") == "system":
             return _("System message")
         return _("Reply from %(who)s") % {"who": actor or _("the support team")}
+    if action == "attachment_removed":
+        text = _("The file %(name)s was removed") % {"name": detail.get("filename") or "?"}
+        return _by(text, actor)
     if action == "sla_pause":
         return _by(_("Waiting on the applicant: the resolve clock was paused"), actor)
     if action == "sla_resume":

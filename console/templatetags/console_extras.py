@@ -8,6 +8,7 @@ from django import template
 from django.urls import reverse
 from django.utils.safestring import SafeData, mark_safe
 
+from console import files
 from console.durations import human_duration
 from live import events as live_events
 
@@ -53,3 +54,9 @@ def list_events_url(page: str) -> str:
     between this render and the browser's connection is replayed, not missed."""
     query = urlencode({"page": page, "since": live_events.latest_id() or ""})
     return f"{reverse('live-events')}?{query}"
+
+
+@register.simple_tag
+def upload_limits() -> dict:
+    """The size limit and its words for a form that takes files (attachments.js)."""
+    return files.limits()

@@ -8,8 +8,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
+from attachments.errors import TicketFull
 from config.errors import InvalidArgument
 from config.pagination import EstimatedPaginator
+from console import files
 from console.badges import with_badges
 from console.forms import TicketSubmitForm
 from console.pages import LIST_RELATED, PAGE_SIZE, detail_url, render_console
@@ -40,18 +42,32 @@ def my_tickets(request: HttpRequest) -> HttpResponse:
     )
 
 
+# A service's InvalidArgument field, as the form names it.
+SUBMIT_FIELDS = {"handler_group_id": "handler_group"}
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def submit(request: HttpRequest) -> HttpResponse:
+    """The new-ticket form. Its files come uploaded already (attachments.js: attachment_ids)
+    or, without script, with the form (uploaded here, all or none); a refused file, or files
+    beyond the ticket's total, submit nothing and bring the form back with the message by
+    the file field and everything else as typed."""
     if request.method == "GET":
-        return render_console(request, "console/submit.html", {"form": TicketSubmitForm()})
-    form = TicketSubmitForm(request.POST)
+        return _submit_page(request, TicketSubmitForm())
+    form = TicketSubmitForm(request.POST, request.FILES)
+    uploaded = files.take_chosen(request.user, form)
     if form.is_valid():
         try:
             ticket = services.ticket_submit(creator=request.user, **form.submit_arguments())
+        except TicketFull as exc:
+            files.refuse(request.user, form, uploaded, str(exc.detail))
         except InvalidArgument as exc:
-            field = "handler_group" if exc.field == "handler_group_id" else exc.field
-            form.add_error(field if field in form.fields else None, exc.message)
+            if exc.field == "attachment_ids":
+                files.refuse(request.user, form, uploaded, exc.message)
+            else:
+                field = SUBMIT_FIELDS.get(exc.field, exc.field)
+                form.add_error(field if field in form.fields else None, exc.message)
         else:
             messages.success(
                 request,
@@ -60,4 +76,12 @@ def submit(request: HttpRequest) -> HttpResponse:
             )
             return redirect(detail_url(ticket.pk))
     messages.error(request, _("The ticket was not submitted: please fix the errors below."))
-    return render_console(request, "console/submit.html", {"form": form}, status=400)
+    return _submit_page(request, form, status=400)
+
+
+def _submit_page(request: HttpRequest, form: TicketSubmitForm, status: int = 200) -> HttpResponse:
+    context = {
+        "form": form,
+        "waiting_uploads": files.waiting_uploads(request.user, form.carried_ids()),
+    }
+    return render_console(request, "console/submit.html", context, status=status)

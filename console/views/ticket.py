@@ -14,7 +14,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from attachments import selectors as attachment_selectors
+from attachments.errors import TicketFull
 from config.errors import ConflictError, Forbidden, InvalidArgument
+from console import files
 from console.badges import badge_display
 from console.forms import DeclineForm, PreviewForm, RejectForm, ReplyForm, TransferForm
 from console.history import describe_all
@@ -127,6 +130,13 @@ def render_ticket(
     shown = {name: allowed for name, allowed in actions.items() if name != "reply"}
     replies = list(selectors.replies_for(audience, ticket))
     latest_reply_id = replies[-1].pk if replies else 0
+    # The files the viewer may read (an internal note's only for the team): each reply's
+    # under it, the ticket's own under its text, all of them in the side panel.
+    reply_files = files.rows_by_reply(attachment_selectors.by_reply(replies), replies)
+    for reply in replies:
+        reply.files = reply_files[reply.pk]  # type: ignore[attr-defined]
+    ticket_files = files.rows(attachment_selectors.on_ticket(audience, ticket))
+    reply_form = forms.get("reply") or reply_form_for(request, insider, latest_reply_id)
     tracks = sla_timeline(ticket, outcome=outcome) if insider else []
     context = {
         "ticket": ticket,
@@ -148,7 +158,11 @@ def render_ticket(
         "newer_reply": newer_reply,
         "records": _record_rows(audience, ticket),
         "actions": actions,
-        "reply_form": forms.get("reply") or reply_form_for(request, insider, latest_reply_id),
+        "reply_form": reply_form,
+        # The uploads a composer that came back (an error, a newer reply) still carries.
+        "waiting_uploads": files.waiting_uploads(user, reply_form.carried_ids()),
+        "own_files": [file for file in ticket_files if file.reply_id is None],
+        "ticket_files": ticket_files,
         "reject_form": forms.get("reject") or RejectForm(),
         "decline_form": forms.get("decline") or DeclineForm(),
         "transfer_form": (
@@ -255,46 +269,74 @@ def ticket_decline(request: HttpRequest, ticket_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def ticket_reply(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    """A reply or internal note, with its files: uploaded already (attachments.js:
+    attachment_ids) or, without script, sent with the form (uploaded here, all or none). A
+    refused file, or files beyond the ticket's total, send nothing: the page again, 400, with
+    the message by the file field and the text and the uploads kept."""
     ticket = visible_ticket(request, ticket_id)
     audience = access.audience_for(request.user)
-    form = ReplyForm(request.POST, allow_internal=audience.sees_internals(ticket))
+    form = ReplyForm(request.POST, request.FILES, allow_internal=audience.sees_internals(ticket))
     try:
         access.require("reply", request.user, ticket, audience)
         if request.POST.get("reply_type") == str(ReplyType.INTERNAL):
             access.require("internal_reply", request.user, ticket, audience)
     except Forbidden as exc:
         return action_failed(request, ticket.pk, exc)
+    uploaded = files.take_chosen(request.user, form)
     if not form.is_valid():
-        error = InvalidArgument("content", _("The reply was not sent: see the errors below."))
-        return action_failed(request, ticket.pk, error, forms={"reply": form})
+        return _reply_refused(request, ticket, form)
     reply_type = form.cleaned_data["reply_type"]
     newest = newer_reply_id(request, audience, ticket, form.cleaned_data["seen_reply_id"])
     if newest is not None:
-        # Nothing saved: the page again, with the newer reply, the notice and the draft; the
-        # form now remembers that reply, so the second Send sends.
+        # Nothing saved: the page again, with the newer reply, the notice, the draft and its
+        # files; the form now remembers that reply, so the second Send sends.
         data = request.POST.copy()
         data["seen_reply_id"] = str(newest)
+        data.setlist("attachment_ids", [str(i) for i in form.carried_ids()])
         again = ReplyForm(data, allow_internal=audience.sees_internals(ticket))
+        again.is_valid()
         return render_ticket(request, ticket, status=409, forms={"reply": again}, newer_reply=True)
     internal = reply_type == ReplyType.INTERNAL
-    response = _perform(
+
+    def send() -> None:
+        try:
+            services.ticket_reply(
+                ticket_id=ticket.pk,
+                author=request.user,
+                reply_type=reply_type,
+                content=form.cleaned_data["content"],
+                attachment_ids=form.carried_ids(),
+            )
+        except TicketFull as exc:
+            # (said by the file field, as the service's own refusals of attachment_ids are)
+            raise InvalidArgument("attachment_ids", str(exc.detail)) from exc
+
+    def failed(request: HttpRequest, ticket_id: int, exc: Exception) -> HttpResponse:
+        if isinstance(exc, InvalidArgument) and exc.field == "attachment_ids":
+            files.refuse(request.user, form, uploaded, exc.message)
+            return _reply_refused(request, ticket, form)
+        files.discard(request.user, uploaded)  # not sent, and the form is not kept
+        return action_failed(request, ticket_id, exc)
+
+    response = perform(
         request,
         ticket,
         action="internal_reply" if internal else "reply",
-        call=lambda: services.ticket_reply(
-            ticket_id=ticket.pk,
-            author=request.user,
-            reply_type=reply_type,
-            content=form.cleaned_data["content"],
-        ),
+        call=send,
         success=_("Internal note added.") if internal else _("Reply sent."),
         redirect_to=detail_url(ticket.pk)
         + (f"?{COMPOSER_TAB_PARAM}=internal" if internal else "")
         + "#replies",
+        render_failure=failed,
     )
     if response.status_code == 302:
         request.session[SENT_SESSION_KEY % ticket.pk] = True
     return response
+
+
+def _reply_refused(request: HttpRequest, ticket: Ticket, form: ReplyForm) -> HttpResponse:
+    error = InvalidArgument("content", _("The reply was not sent: see the errors below."))
+    return action_failed(request, ticket.pk, error, forms={"reply": form})
 
 
 def newer_reply_id(

@@ -104,6 +104,10 @@ def rec(action, actor_id=None, created=T0, **detail):
             "The resolve deadline passed before the ticket was resolved",
         ),
         (rec("admin_edit", 4, fields=["priority"]), "Edited in the admin by lead_it (priority)"),
+        (
+            rec("attachment_removed", 4, attachment_id=7, filename="vpn.log", reply_id=None),
+            "The file vpn.log was removed by lead_it",
+        ),
         (rec("something_new", 2), "Something new by it_bob"),
     ],
 )
