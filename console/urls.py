@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import applicant, approvals, home, presence, profile, sla, supervisor, ticket
+from .views import applicant, approvals, home, presence, profile, search, sla, supervisor, ticket
 
 app_name = "console"
 
@@ -11,6 +11,7 @@ urlpatterns = [
     path("approvals/", approvals.approvals, name="approvals"),
     path("approvals/bulk/", approvals.bulk_approve, name="approvals-bulk"),
     path("submit/", applicant.submit, name="submit"),
+    path("search/", search.search, name="search"),
     path("sla/", sla.sla_compliance, name="sla"),
     path("supervisor/", supervisor.supervisor, name="supervisor"),
     path("supervisor/simulate/", supervisor.supervisor_simulate, name="supervisor-simulate"),

@@ -92,9 +92,30 @@ def visible_tickets(user) -> QuerySet[Ticket]:
     qs = Ticket.objects.all()
     if not user.is_authenticated:
         return qs.none()
+    return qs.filter(visible_scope(user))
+
+
+def visible_scope(user) -> Q:
+    """`visible_tickets` as a condition on the ticket, for statements that join it (search):
+    Q() for approvers and staff, a condition no ticket meets for an anonymous user."""
+    if not user.is_authenticated:
+        return Q(pk__in=[])
     if user.is_staff or is_approver(user):
-        return qs
-    return qs.filter(Q(creator=user) | Q(handler=user) | pool_scope(user))
+        return Q()
+    return Q(creator=user) | Q(handler=user) | pool_scope(user)
+
+
+def internals_scope(audience: Audience) -> Q:
+    """The tickets whose internals (notes, their files) this audience sees, as a condition on
+    the ticket: `Audience.sees_internals` for a statement over many tickets."""
+    if audience.user_id is None:
+        return Q(pk__in=[])
+    if audience.is_staff:
+        return Q()
+    scope = Q(handler_id=audience.user_id) | Q(handler_group_id__in=audience.group_ids)
+    if audience.handles_ungrouped:
+        scope |= Q(handler_group__isnull=True)
+    return scope
 
 
 def can_handle(user, ticket: Ticket, audience: Audience | None = None) -> bool:

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "sla",
     "routing",
     "insight",
+    "search",
     "console",
     "live",
 ]

@@ -111,6 +111,22 @@
     });
   }
 
+  // "/" puts the cursor in the header's search box (templates/console/base.html), its text
+  // selected; not while typing in a field.
+  function searchShortcut() {
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) {
+        return;
+      }
+      var box = document.querySelector("[data-search-box]");
+      if (box && !document.querySelector("dialog[open]")) {
+        event.preventDefault();
+        box.focus();
+        box.select();
+      }
+    });
+  }
+
   // j / k move through the rows of a list (tickets, approvals, inbox), Enter or o opens the
   // row's ticket, x ticks its checkbox (bulk approve). The current row is marked and
   // scrolled into view; typing in a field is never taken over.
@@ -332,6 +348,7 @@
     openWideFolds();
     autosubmitSelects();
     replyShortcut();
+    searchShortcut();
     listNavigation();
     composerTabs();
     shortcutsOverlay();

@@ -304,7 +304,7 @@ def test_a_rejected_tickets_chinese_status_stays_on_one_line(desk, live_server, 
     context.close()
 
 
-EVERY_SHORTCUT = ["?", "j", "o", "x", "r", "ctrl+enter", "escape"]
+EVERY_SHORTCUT = ["?", "/", "j", "o", "x", "r", "ctrl+enter", "escape"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
