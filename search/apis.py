@@ -35,16 +35,7 @@ class SearchView(GenericAPIView):
         query = SearchQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        found = selectors.search_for(
-            request.user,
-            q=data["q"],
-            ticket_status=data.get("ticket_status"),
-            priority=data.get("priority"),
-            handler_group=data.get("handler_group"),
-            category=data.get("category"),
-            submitted_from=data.get("from"),
-            submitted_to=data.get("to"),
-        )
+        found = selectors.search_validated(request.user, data)
         paginator = Pagination()
         ids: list[int] = paginator.paginate_queryset(found.ticket_ids, request, view=self)
         if found.capped:

@@ -3,8 +3,10 @@ of a page of them (for the highlights)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
@@ -243,6 +245,20 @@ def search_for(
         submitted_to=submitted_to,
     )
     return search_tickets(user, parse(q), filters=filters)
+
+
+def search_validated(user, data: Mapping[str, Any]) -> Found:
+    """search_for with a valid SearchQuery's data (the API's and the console's forms)."""
+    return search_for(
+        user,
+        q=data["q"],
+        ticket_status=data.get("ticket_status"),
+        priority=data.get("priority"),
+        handler_group=data.get("handler_group"),
+        category=data.get("category"),
+        submitted_from=data.get("from"),
+        submitted_to=data.get("to"),
+    )
 
 
 def tickets_in_order(ids: list[int], queryset=None) -> list[Ticket]:

@@ -63,16 +63,7 @@ def search(request: HttpRequest) -> HttpResponse:
         }
         return render_console(request, "console/search.html", context, status=400)
     data = query.validated_data
-    found = selectors.search_for(
-        request.user,
-        q=data["q"],
-        ticket_status=data.get("ticket_status"),
-        priority=data.get("priority"),
-        handler_group=data.get("handler_group"),
-        category=data.get("category"),
-        submitted_from=data.get("from"),
-        submitted_to=data.get("to"),
-    )
+    found = selectors.search_validated(request.user, data)
     page = Paginator(found.ticket_ids, PAGE_SIZE).get_page(request.GET.get("page"))
     tickets = selectors.tickets_in_order(
         list(page.object_list), Ticket.objects.select_related(*LIST_RELATED)
