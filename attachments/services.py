@@ -6,12 +6,14 @@ is being removed at that moment either finds the blob still there or stores the 
 never a row without its bytes."""
 
 import hashlib
+import io
 import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from celery import current_app
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, transaction
@@ -20,10 +22,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.errors import InvalidArgument
-from ticketing.models import ReplyType, Ticket, TicketReply
+from ticketing.models import Ticket, TicketReply
 from ticketing.transitions import record
 
-from . import scanning, types
+from . import scanning, selectors, types
 from .errors import FileTooLarge, Infected, ScannerUnavailable, TicketFull, UnsupportedType
 from .models import Attachment, Blob
 
@@ -167,16 +169,16 @@ def remove(*, user, attachment: Attachment, now: datetime | None = None) -> None
     """The file is gone for everyone; the ticket's history says who removed which file."""
     now = now or timezone.now()
     with transaction.atomic():
-        locked = Attachment.objects.select_for_update().filter(pk=attachment.pk).first()
+        locked = (
+            Attachment.objects.select_for_update(of=("self",))
+            .select_related("reply")
+            .filter(pk=attachment.pk)
+            .first()
+        )
         if locked is None:
             return  # removed meanwhile
         if locked.ticket_id is not None:
-            internal = (
-                locked.reply_id is not None
-                and TicketReply.objects.filter(
-                    pk=locked.reply_id, reply_type=ReplyType.INTERNAL
-                ).exists()
-            )
+            internal = selectors.is_internal(locked)
             record(
                 ticket_id=locked.ticket_id,
                 action="attachment_removed",
@@ -247,8 +249,6 @@ def make_thumbnail(blob_id: int, size: int = 320) -> bool:
     blob = Blob.objects.filter(pk=blob_id).first()
     if blob is None or blob.thumbnail or blob.content_type not in types.THUMBNAIL_TYPES:
         return False
-    import io
-
     try:
         with default_storage.open(blob.key, "rb") as source, Image.open(source) as image:
             image.thumbnail((size, size))
@@ -261,8 +261,6 @@ def make_thumbnail(blob_id: int, size: int = 320) -> bool:
     key = blob.thumbnail_key
     if default_storage.exists(key):
         default_storage.delete(key)
-    from django.core.files.base import ContentFile
-
     default_storage.save(key, ContentFile(out.getvalue()))
     # The blob may have been removed meanwhile: then the thumbnail goes too.
     if not Blob.objects.filter(pk=blob_id).update(thumbnail=key):
