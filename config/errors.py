@@ -16,4 +16,9 @@ class Forbidden(Exception):
 
 
 class ConflictError(Exception):
-    """The resource's current state does not allow the action; nothing was changed."""
+    """The resource's current state does not allow the action; nothing was changed.
+
+    `extra`: what the answer says beside the detail, e.g. the open children that stop a
+    parent's completion (`{"open_children": [...]}`)."""
+
+    extra: dict = {}

@@ -45,6 +45,7 @@ def _as_field_errors(detail):
 
 
 def exception_handler(exc, context):
+    extra = exc.extra if isinstance(exc, ConflictError) else {}
     if isinstance(exc, InvalidArgument):
         exc = exceptions.ValidationError({exc.field: [exc.message]})
     elif isinstance(exc, ConflictError):
@@ -65,7 +66,7 @@ def exception_handler(exc, context):
         body = {"code": code, "errors": _as_field_errors(exc.detail)}
     else:
         detail = exc.detail if isinstance(exc, exceptions.APIException) else str(exc)
-        body = {"code": code, "detail": detail}
+        body = {"code": code, "detail": detail, **extra}
     return Response(body, status=response.status_code, headers=_headers(response))
 
 

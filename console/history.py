@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from handler_groups.models import HandlerGroup
 from routing.decisions import strategy_label
 
-USER_KEYS = ("handler_id", "to_handler_id", "after_id")
+USER_KEYS = ("handler_id", "to_handler_id", "after_id", "user_id")
 GROUP_KEYS = ("group_id", "from_group_id", "to_group_id")
 
 
@@ -172,6 +172,39 @@ def describe(record, names: Names, *, offered_at: datetime | None = None) -> str
     if action == "attachment_removed":
         text = _("The file %(name)s was removed") % {"name": detail.get("filename") or "?"}
         return _by(text, actor)
+    if action == "watcher_added":
+        who = names.user(detail.get("user_id"))
+        if detail.get("source") == "merge":
+            return _("%(who)s now watches it (from a merged ticket)") % {"who": who}
+        if detail.get("user_id") == record.actor_id:
+            return _("%(who)s started watching") % {"who": who}
+        if detail.get("source") == "cc":
+            return _by(_("%(who)s was copied in") % {"who": who}, actor)
+        return _by(_("%(who)s was added as a watcher") % {"who": who}, actor)
+    if action == "watcher_removed":
+        who = names.user(detail.get("user_id"))
+        if detail.get("user_id") == record.actor_id:
+            return _("%(who)s stopped watching") % {"who": who}
+        return _by(_("%(who)s no longer watches it") % {"who": who}, actor)
+    if action == "merge":
+        text = _("Merged into %(code)s") % {"code": detail.get("into_bill") or "?"}
+        return _by(text, actor)
+    if action == "merged_from":
+        return _by(
+            _("%(code)s was merged into this ticket") % {"code": detail.get("source_bill") or "?"},
+            actor,
+        )
+    if action in ("link_added", "link_removed"):
+        kinds = {"related": _("related to"), "parent": _("a child of"), "child": _("the parent of")}
+        params = {
+            "kind": kinds.get(detail.get("kind"), detail.get("kind") or "?"),
+            "code": detail.get("bill_code") or "?",
+        }
+        if action == "link_added":
+            return _by(_("Linked as %(kind)s %(code)s") % params, actor)
+        return _by(_("No longer %(kind)s %(code)s") % params, actor)
+    if action == "rated":
+        return _("The applicant rated the help %(rating)s of 5") % {"rating": detail.get("rating")}
     if action == "sla_pause":
         return _by(_("Waiting on the applicant: the resolve clock was paused"), actor)
     if action == "sla_resume":

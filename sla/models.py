@@ -196,6 +196,8 @@ class ClockResult(models.TextChoices):
     MET = "met", _("met")
     BREACHED = "breached", _("breached")
     CLOSED_BEFORE_DUE = "closed_before_due", _("closed before due")
+    # Merged into another ticket (a duplicate): counted apart from met and breached.
+    MERGED = "merged", _("merged")
     NONE = "none", _("no such clock")
 
 
@@ -253,7 +255,7 @@ class SlaOutcome(models.Model):
                     models.Q(response_result="met", response_met=True)
                     | models.Q(response_result="breached", response_met=False)
                     | models.Q(
-                        response_result__in=["closed_before_due", "none"],
+                        response_result__in=["closed_before_due", "merged", "none"],
                         response_met__isnull=True,
                     )
                 ),
@@ -264,7 +266,7 @@ class SlaOutcome(models.Model):
                     models.Q(resolve_result="met", resolve_met=True)
                     | models.Q(resolve_result="breached", resolve_met=False)
                     | models.Q(
-                        resolve_result__in=["closed_before_due", "none"],
+                        resolve_result__in=["closed_before_due", "merged", "none"],
                         resolve_met__isnull=True,
                     )
                 ),

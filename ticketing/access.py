@@ -5,10 +5,11 @@ console alike.
   on every endpoint and page. A visible ticket whose action the user may not take is a 403.
 - Handlers are users in at least one handler group (member or leader) or with the explicit
   permission `ticketing.handle_tickets`; staff count as handlers. Only handlers see the pool of
-  approved tickets that have no group. Everybody else sees their own tickets and nothing more.
+  approved tickets that have no group. Everybody else sees their own tickets and the ones
+  they watch (collaboration.models.Watcher: copied in, or added by the team), and nothing more.
 - Audience: staff-side viewers of a ticket (staff, its handler, its group's members and leader,
   any handler for a no-group ticket) see everything about it; everyone else who may see it
-  (its applicant, approvers) sees its public story only: no internal notes, no routing
+  (its applicant, its watchers, approvers) sees its public story only: no internal notes, no routing
   internals, no SLA rule (`Audience.sees_internals`)."""
 
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from collaboration.models import Watcher
 from config.errors import Forbidden
 from handler_groups.selectors import group_ids_for_user, is_member, supervises
 
@@ -88,7 +90,8 @@ def pool_scope(user) -> Q:
 
 
 def visible_tickets(user) -> QuerySet[Ticket]:
-    """Their own tickets, the ones they handle, and their pool; approvers and staff see all."""
+    """Their own tickets, the ones they handle or watch, and their pool; approvers and staff
+    see all."""
     qs = Ticket.objects.all()
     if not user.is_authenticated:
         return qs.none()
@@ -102,7 +105,16 @@ def visible_scope(user) -> Q:
         return Q(pk__in=[])
     if user.is_staff or is_approver(user):
         return Q()
-    return Q(creator=user) | Q(handler=user) | pool_scope(user)
+    scope = Q(creator=user) | Q(handler=user) | pool_scope(user)
+    watched = watched_ticket_ids(user)
+    return scope | Q(pk__in=watched) if watched else scope
+
+
+def watched_ticket_ids(user) -> list[int]:
+    """The tickets a person watches, read first (watcher_user_idx) and given to the ticket
+    statement as a list of ids: inside the OR of `visible_scope` a list keeps each branch an
+    index scan of its own, where a subquery would be a filter over every ticket."""
+    return list(Watcher.objects.filter(user=user).values_list("ticket_id", flat=True))
 
 
 def internals_scope(audience: Audience) -> Q:

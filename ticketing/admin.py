@@ -21,6 +21,7 @@ class TicketRecordInline(admin.TabularInline):
 
 class TicketReplyInline(admin.TabularInline):
     model = TicketReply
+    fk_name = "ticket"
     extra = 0
     can_delete = False
     fields = readonly_fields = ("created", "author", "reply_type", "content")

@@ -152,6 +152,18 @@ class Ticket(models.Model):
     sla_paused_at = models.DateTimeField(verbose_name=_("SLA paused at"), null=True, blank=True)
     # When the ticket last started waiting in its group's pool (overflow measures from here).
     queued_time = models.DateTimeField(verbose_name=_("queued time"), null=True, blank=True)
+    # A duplicate merged into another ticket (collaboration.services.ticket_merge): closed,
+    # its conversation moved there. The other way, ticket_merged_into_idx finds what was
+    # merged into a ticket.
+    merged_into = models.ForeignKey(
+        "self",
+        verbose_name=_("merged into"),
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="merged_from",
+        db_index=False,
+    )
 
     class Meta:
         verbose_name = _("ticket")
@@ -217,6 +229,12 @@ class Ticket(models.Model):
             # read the tickets worked during a window without reading those finished before.
             models.Index(F("handler_group"), worked_until(), name="ticket_group_finished_idx"),
             models.Index(F("handler"), worked_until(), name="ticket_handler_finished_idx"),
+            # What was merged into a ticket: a few rows, of the few merged tickets.
+            models.Index(
+                fields=["merged_into"],
+                name="ticket_merged_into_idx",
+                condition=models.Q(merged_into__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -246,6 +264,16 @@ class TicketReply(models.Model):
     )
     content = models.TextField(verbose_name=_("content"))
     created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
+    # Moved here from a duplicate merged into this ticket ("from #BILL" on the page).
+    merged_from = models.ForeignKey(
+        Ticket,
+        verbose_name=_("merged from"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
 
     class Meta:
         verbose_name = _("ticket reply")

@@ -187,6 +187,11 @@ PUBLIC_RECORD_DETAIL = {
     "attachment_removed": ("attachment_id", "filename", "reply_id"),
     "complete": ("field",),
     "close": ("field",),
+    # Working together (collaboration/): who follows it, and where a duplicate went.
+    "watcher_added": ("user_id", "source"),
+    "watcher_removed": ("user_id",),
+    "merge": ("field", "into_id", "into_bill"),
+    "merged_from": ("source_id", "source_bill"),
 }
 PUBLIC_REPLY_LABEL = ReplyType.PUBLIC.name.lower()  # as records store it (services.py)
 

@@ -12,12 +12,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from attachments.services import attach
+from collaboration.models import LinkKind
 from config.db import prepared_cursor
 from config.errors import InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
 from routing.offers import decline_offer, offer_answered
 from routing.route import lock_group, route
+from satisfaction.services import survey_ask
 from sla.services import sla_finalize, sla_resume, sla_start_clocks
 from ticketing import lifecycle, notify
 from ticketing.lifecycle import IllegalTransition
@@ -292,7 +294,40 @@ def ticket_reply(
         return reply
 
 
+class OpenChildren(IllegalTransition):
+    """A parent cannot be completed while a child is open: the 409 lists them."""
+
+    def __init__(self, children: list[dict]):
+        super().__init__(lifecycle.COMPLETE, TicketStatus.PROCESSING)
+        codes = ", ".join(child["bill_code"] for child in children)
+        self.with_message(
+            _("Cannot complete this ticket: its child tickets %(codes)s are still open.")
+            % {"codes": codes}
+        )
+        self.extra = {"open_children": children}
+
+
+def open_children(ticket_id: int) -> list[dict]:
+    """The ticket's children not yet completed or closed (approved or awaiting approval),
+    oldest first: what stops its completion."""
+    children = (
+        Ticket.objects.filter(
+            links_out__target_id=ticket_id,
+            links_out__kind=LinkKind.PARENT,
+        )
+        .exclude(ticket_status__in=(TicketStatus.COMPLETED, TicketStatus.CLOSED))
+        .exclude(process_status__in=(ProcessStatus.REJECTED, ProcessStatus.CANCELLED))
+        .order_by("id")
+        .values("id", "bill_code", "ticket_status", "process_status")
+    )
+    return list(children)
+
+
 def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> Ticket:
+    """Complete the ticket (its handler only): the SLA outcome is final and the applicant is
+    told and asked how it went (satisfaction). A parent with open children is refused
+    (OpenChildren, 409): checked under the ticket's row lock, which adding a child also
+    takes (collaboration.services.link_add), so no child slips in between."""
     now = now or timezone.now()
     with transaction.atomic():
         ticket = apply_transition(
@@ -303,9 +338,13 @@ def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> 
             values={"completed_time": now},
             condition=Q(handler_id=handler.pk),
         )
+        children = open_children(ticket_id)
+        if children:
+            raise OpenChildren(children)  # (rolls the completion back)
         sla_finalize(ticket=ticket, now=now)
         presence.ticket_completed(user_id=handler.pk, now=now)
         notify.completed(ticket)
+        survey_ask(ticket=ticket, now=now)
         return ticket
 
 

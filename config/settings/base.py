@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "idempotency",
     "ticketing",
     "attachments",
+    "collaboration",
+    "satisfaction",
     "workflow",
     "sla",
     "routing",

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from attachments import selectors as attachment_selectors
 from attachments.errors import TicketFull
 from config.errors import ConflictError, Forbidden, InvalidArgument
-from console import files
+from console import files, links, merging, satisfaction, watchers
 from console.badges import badge_display
 from console.forms import DeclineForm, PreviewForm, RejectForm, ReplyForm, TransferForm
 from console.history import describe_all
@@ -173,6 +173,11 @@ def render_ticket(
         # so nothing that happens before it connects is missed; the team sees who else is here.
         "live_events_url": live_events_url(ticket, live_events.latest_id()),
         "viewers": (live_viewers.viewers_of(ticket.pk, exclude_user_id=user.pk) if insider else []),
+        # Working together: watchers, links, merging, satisfaction (each its module's card).
+        **watchers.panel(request, ticket, audience),
+        **links.panel(request, ticket, audience),
+        **merging.panel(request, ticket, audience),
+        **satisfaction.panel(request, ticket, audience),
     }
     return render_console(request, "console/ticket_detail.html", context, status=status)
 

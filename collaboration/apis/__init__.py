@@ -1,0 +1,1 @@
+"""collaboration's apis, split by job: watchers, links, merging."""

@@ -1,0 +1,1 @@
+"""collaboration's selectors, split by job: watchers, links, merging."""

@@ -1,0 +1,1 @@
+"""collaboration's serializers, split by job: watchers, links, merging."""

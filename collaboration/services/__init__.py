@@ -1,0 +1,1 @@
+"""collaboration's services, split by job: watchers, links, merging."""

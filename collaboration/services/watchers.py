@@ -1,0 +1,1 @@
+"""watchers (being written)."""

@@ -1,0 +1,4 @@
+"""The satisfaction API, under /api/ (before the router's ticket routes)."""
+
+
+urlpatterns: list = []
