@@ -17,6 +17,7 @@ from insight.apis import (
     AssignmentMetricsView,
     ErlangCView,
     QueueMetricsView,
+    SatisfactionMetricsView,
     SimulationViewSet,
     StaffingView,
 )
@@ -60,6 +61,11 @@ urlpatterns = [
     path("api/sla/report/", SlaReportView.as_view(), name="sla-report"),
     path("api/metrics/assignment/", AssignmentMetricsView.as_view(), name="assignment-metrics"),
     path("api/metrics/queue/", QueueMetricsView.as_view(), name="queue-metrics"),
+    path(
+        "api/metrics/satisfaction/",
+        SatisfactionMetricsView.as_view(),
+        name="satisfaction-metrics",
+    ),
     path("api/staffing/erlang-c/", ErlangCView.as_view(), name="staffing-erlang-c"),
     path("api/staffing/", StaffingView.as_view(), name="staffing"),
     path("favicon.ico", favicon, name="favicon"),
@@ -71,6 +77,8 @@ urlpatterns = [
     # The live pages' event stream; servers route it to Django's ASGI handler (config/asgi.py).
     path("events/", live_views.events, name="live-events"),
     path("inbox/", include("console.inbox_urls")),
+    # The satisfaction survey's page, answered from its signed link without signing in.
+    path("survey/", include("satisfaction.page_urls")),
     path("", RedirectView.as_view(url="/console/", permanent=False)),
     path("api/search/", include("search.urls")),
     path("api/", include("collaboration.urls")),

@@ -196,8 +196,9 @@ def describe(record, names: Names, *, offered_at: datetime | None = None) -> str
         )
     if action in ("link_added", "link_removed"):
         kinds = {"related": _("related to"), "parent": _("a child of"), "child": _("the parent of")}
+        kind = str(detail.get("kind") or "?")
         params = {
-            "kind": kinds.get(detail.get("kind"), detail.get("kind") or "?"),
+            "kind": kinds.get(kind, kind),
             "code": detail.get("bill_code") or "?",
         }
         if action == "link_added":

@@ -45,6 +45,7 @@ COLOURS = {
     "running": "#2457c5",
     "met": "#1f7a3d",
     "closed_before_due": "#6b7280",
+    "merged": "#6b7280",
     "breached": "#2457c5",
     "overdue": "#a21c1c",
     "deadline": "#a21c1c",
@@ -235,6 +236,7 @@ def _status(track: ClockTrack, now: datetime) -> tuple[str, str]:
             "met": _("met"),
             "breached": _("breached"),
             "closed_before_due": _("closed before due"),
+            "merged": _("merged"),
         }
         colour = "overdue" if track.result == "breached" else track.result
         return labels.get(track.result, track.result), colour

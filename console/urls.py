@@ -1,6 +1,10 @@
 from django.urls import path
 
 from .views import applicant, approvals, home, presence, profile, search, sla, supervisor, ticket
+from .views import links as link_views
+from .views import merging as merging_views
+from .views import satisfaction as satisfaction_views
+from .views import watchers as watcher_views
 
 app_name = "console"
 
@@ -32,6 +36,29 @@ urlpatterns = [
     path("tickets/<int:ticket_id>/transfer/", ticket.ticket_transfer, name="ticket-transfer"),
     path("tickets/<int:ticket_id>/close/", ticket.ticket_close, name="ticket-close"),
     path("tickets/<int:ticket_id>/cancel/", ticket.ticket_cancel, name="ticket-cancel"),
+    # The merging card (console/views/merging.py).
+    path("tickets/<int:ticket_id>/merge/", merging_views.ticket_merge_view, name="ticket-merge"),
+    # The links card (console/views/links.py).
+    path("tickets/<int:ticket_id>/links/", link_views.link_add, name="ticket-link-add"),
+    path(
+        "tickets/<int:ticket_id>/links/<int:link_id>/remove/",
+        link_views.link_remove,
+        name="ticket-link-remove",
+    ),
+    # The watchers card (console/views/watchers.py).
+    path("tickets/<int:ticket_id>/watchers/", watcher_views.watcher_add, name="ticket-watcher-add"),
+    path(
+        "tickets/<int:ticket_id>/watchers/watch/",
+        watcher_views.watcher_watch,
+        name="ticket-watch",
+    ),
+    path(
+        "tickets/<int:ticket_id>/watchers/<int:user_id>/remove/",
+        watcher_views.watcher_remove,
+        name="ticket-watcher-remove",
+    ),
     path("tickets/<int:ticket_id>/approve/", approvals.ticket_approve, name="ticket-approve"),
+    # The satisfaction card (console/views/satisfaction.py).
+    path("tickets/<int:ticket_id>/rate/", satisfaction_views.ticket_rate, name="ticket-rate"),
     path("tickets/<int:ticket_id>/reject/", approvals.ticket_reject, name="ticket-reject"),
 ]

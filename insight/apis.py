@@ -14,7 +14,8 @@ from config.errors import Forbidden, InvalidArgument
 from config.openapi import errors
 from handler_groups.access import require_leader, require_supervisor, supervised_group
 from handler_groups.models import HandlerGroup
-from handler_groups.selectors import group_ids_for_user, supervises
+from handler_groups.selectors import group_ids_for_user, groups_led_by, supervises
+from satisfaction.selectors import satisfaction_figures
 
 from . import erlang, services
 from .assignment_figures import assignment_figures
@@ -27,6 +28,8 @@ from .serializers import (
     MetricsQuery,
     QueueMetricsOutput,
     QueueMetricsQuery,
+    SatisfactionMetricsOutput,
+    SatisfactionMetricsQuery,
     SimulationInput,
     SimulationOutput,
     SimulationQueued,
@@ -215,4 +218,40 @@ class QueueMetricsView(APIView):
             queue_figures(
                 group=group, date_from=data["from"], date_to=data["to"], bucket=data["bucket"]
             )
+        )
+
+
+class SatisfactionMetricsView(APIView):
+    """Satisfaction over the surveys asked in a window (satisfaction.selectors): asked,
+    responses, response rate, CSAT (share of 4–5), mean, per local day or week of the
+    caller's zone and per agent. Staff for any group (or all), leaders for the groups they
+    lead (all of them without `group`); a 403 for anyone else."""
+
+    @extend_schema(
+        summary="Get satisfaction (CSAT) figures per day or week and per agent",
+        parameters=[SatisfactionMetricsQuery],
+        responses={200: SatisfactionMetricsOutput, **errors(400, 401, 403, 404)},
+    )
+    def get(self, request):
+        user = request.user
+        refusal = _("Only staff and the group's leader may read its satisfaction figures.")
+        require_supervisor(user, refusal)
+        query = SatisfactionMetricsQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        group_id = data.get("group")
+        if group_id is not None:
+            group_ids: list[int] | None = [supervised_group(user, group_id, refusal).pk]
+        elif user.is_staff:
+            group_ids = None
+        else:
+            group_ids = list(groups_led_by(user).order_by("pk").values_list("pk", flat=True))
+        figures = satisfaction_figures(
+            group_ids=group_ids,
+            date_from=data["from"],
+            date_to=data["to"],
+            bucket=data["bucket"],
+        )
+        return Response(
+            SatisfactionMetricsOutput({"group": group_id, "groups": group_ids, **figures}).data
         )

@@ -4,6 +4,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
+from satisfaction.selectors import BUCKETS as SATISFACTION_BUCKETS
 from sla.serializers import DayOrDateTimeField
 
 from . import erlang
@@ -364,3 +365,110 @@ class QueueMetricsOutput(serializers.Serializer):
         "up to now.",
     )
     buckets = QueueBucket(many=True)
+
+
+# GET /api/metrics/satisfaction/ (satisfaction.selectors.satisfaction_figures computes it).
+# The longest range per bucket size: a year of days, two years of weeks.
+SATISFACTION_RANGE_LIMIT_DAYS = {"day": 366, "week": 731}
+SATISFACTION_DEFAULT_DAYS = 30
+
+
+class SatisfactionMetricsQuery(serializers.Serializer):
+    """Surveys asked in [from, to), of one group or of every group the caller may read."""
+
+    group = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="The handler group's id; default every group the caller leads (staff: "
+        "every survey).",
+    )
+    to = DayOrDateTimeField(
+        end_of_range=True,
+        required=False,
+        help_text="End of the range (exclusive; a date includes that day). Default: the end "
+        "of today.",
+    )
+    bucket = serializers.ChoiceField(
+        choices=list(SATISFACTION_BUCKETS), default="day", help_text="day (default) or week."
+    )
+
+    def validate(self, attrs):
+        # A bad range is reported on the bound the caller gave last: `to`, or `from` alone.
+        blame = "to" if "to" in attrs or "from" not in attrs else "from"
+        if "to" not in attrs:
+            attrs["to"] = timezone.make_aware(
+                datetime.combine(timezone.localdate() + timedelta(days=1), time.min)
+            )
+        if "from" not in attrs:
+            try:
+                attrs["from"] = timezone.localtime(attrs["to"]) - timedelta(
+                    days=SATISFACTION_DEFAULT_DAYS
+                )
+            except OverflowError:
+                raise serializers.ValidationError({"to": [_("Out of range.")]}) from None
+        if attrs["from"] >= attrs["to"]:
+            message = _("Must be after 'from'.") if blame == "to" else _("Must be before 'to'.")
+            raise serializers.ValidationError({blame: [message]})
+        limit = SATISFACTION_RANGE_LIMIT_DAYS[attrs["bucket"]]
+        if timezone.localtime(attrs["to"]) - timezone.localtime(attrs["from"]) > timedelta(
+            days=limit
+        ):
+            raise serializers.ValidationError(
+                {
+                    blame: [
+                        _("At most %(limit)s days from 'from' to 'to' with %(bucket)s buckets.")
+                        % {"limit": limit, "bucket": attrs["bucket"]}
+                    ]
+                }
+            )
+        return attrs
+
+
+# "from" is a Python keyword: declare the field under its query-string name.
+SatisfactionMetricsQuery._declared_fields["from"] = DayOrDateTimeField(
+    required=False,
+    help_text="Start of the range (a date: that day's start). Default: 30 days before 'to'.",
+)
+
+
+class SatisfactionFigures(serializers.Serializer):
+    asked = serializers.IntegerField(help_text="Surveys asked (tickets completed).")
+    responses = serializers.IntegerField(help_text="Surveys answered.")
+    response_rate = serializers.FloatField(
+        allow_null=True, help_text="responses ÷ asked (0..1); null when nobody was asked."
+    )
+    csat = serializers.FloatField(
+        allow_null=True,
+        help_text="Share of the responses rating 4 or 5 (0..1); null without responses.",
+    )
+    mean = serializers.FloatField(
+        allow_null=True, help_text="Mean rating of the responses (1..5); null without any."
+    )
+
+
+class SatisfactionBucket(SatisfactionFigures):
+    start = serializers.DateTimeField(help_text="The local day's or week's (Monday's) start.")
+
+
+class SatisfactionAgent(serializers.Serializer):
+    handler_id = serializers.IntegerField(
+        allow_null=True, help_text="Who completed the tickets asked about."
+    )
+    username = serializers.CharField(allow_null=True)
+    asked = serializers.IntegerField()
+    responses = serializers.IntegerField()
+    csat = serializers.FloatField(allow_null=True)
+    mean = serializers.FloatField(allow_null=True)
+
+
+class SatisfactionMetricsOutput(SatisfactionFigures):
+    group = serializers.IntegerField(allow_null=True, help_text="The group asked for, or null.")
+    groups = serializers.ListField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="The groups counted; null for every survey (staff without `group`).",
+    )
+    bucket = serializers.ChoiceField(choices=list(SATISFACTION_BUCKETS))
+    zone = serializers.CharField(help_text="The time zone the buckets are local days of.")
+    buckets = SatisfactionBucket(many=True)
+    agents = SatisfactionAgent(many=True)

@@ -1,4 +1,13 @@
 """The satisfaction API, under /api/ (before the router's ticket routes)."""
 
+from django.urls import path
 
-urlpatterns: list = []
+from .apis import TicketSatisfactionView
+
+urlpatterns: list = [
+    path(
+        "tickets/<int:id>/satisfaction/",
+        TicketSatisfactionView.as_view(),
+        name="ticket-satisfaction",
+    ),
+]

@@ -49,7 +49,8 @@ def sla_report(
     group (staff); a list restricts to those groups.
 
     Per clock, a breach rate is breaches over the clocks measured (met or breached); a clock
-    closed before due is neither, so it is counted on its own and left out of the rate. The
+    closed before due is neither, so it is counted on its own and left out of the rate; so is
+    the clock of a duplicate merged into another ticket (`merged`). The
     median and p90 take the clocks that stopped by themselves (completed tickets, a response
     given before the close) and the breached ones (their minutes run until the close); a clock
     cut short by the close before it was due has no duration to report."""
@@ -70,11 +71,13 @@ def sla_report(
                    AS response_measured,
                count(*) FILTER (WHERE o.response_result = 'closed_before_due')
                    AS response_closed_before_due,
+               count(*) FILTER (WHERE o.response_result = 'merged') AS response_merged,
                count(*) FILTER (WHERE o.resolve_result = 'breached') AS resolve_breaches,
                count(*) FILTER (WHERE o.resolve_result IN ('met', 'breached'))
                    AS resolve_measured,
                count(*) FILTER (WHERE o.resolve_result = 'closed_before_due')
                    AS resolve_closed_before_due,
+               count(*) FILTER (WHERE o.resolve_result = 'merged') AS resolve_merged,
                percentile_cont(0.5) WITHIN GROUP (ORDER BY o.response_minutes)
                    FILTER (WHERE {RESPONSE_TIMED}) AS response_p50,
                percentile_cont(0.9) WITHIN GROUP (ORDER BY o.response_minutes)
@@ -101,9 +104,11 @@ def sla_report(
             "response_breaches": row["response_breaches"],
             "response_breach_rate": _rate(row["response_breaches"], row["response_measured"]),
             "response_closed_before_due": row["response_closed_before_due"],
+            "response_merged": row["response_merged"],
             "resolve_breaches": row["resolve_breaches"],
             "resolve_breach_rate": _rate(row["resolve_breaches"], row["resolve_measured"]),
             "resolve_closed_before_due": row["resolve_closed_before_due"],
+            "resolve_merged": row["resolve_merged"],
             "response_minutes_median": _round(row["response_p50"]),
             "response_minutes_p90": _round(row["response_p90"]),
             "resolve_minutes_median": _round(row["resolve_p50"]),

@@ -117,6 +117,12 @@ class ReportRow(serializers.Serializer):
             "neither met nor breached."
         )
     )
+    response_merged = serializers.IntegerField(
+        help_text=_(
+            "Response clocks of duplicates merged into another ticket: neither met nor "
+            "breached, left out of the rate."
+        )
+    )
     resolve_breaches = serializers.IntegerField(
         help_text=_(
             "Resolve clocks breached: completed late, or past the deadline when the ticket "
@@ -134,6 +140,12 @@ class ReportRow(serializers.Serializer):
         help_text=_(
             "Resolve clocks not yet due when the ticket was closed unfinished: neither met "
             "nor breached."
+        )
+    )
+    resolve_merged = serializers.IntegerField(
+        help_text=_(
+            "Resolve clocks of duplicates merged into another ticket: neither met nor "
+            "breached, left out of the rate."
         )
     )
     response_minutes_median = serializers.FloatField(

@@ -183,7 +183,7 @@ def sla_resume(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
         return ticket
 
 
-def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
+def sla_finalize(*, ticket: Ticket, now: datetime, merged: bool = False) -> SlaOutcome:
     """The SLA outcome is final: on completion, or, inside the close's transaction, when the
     ticket is closed unfinished (no completed_time: closed from pending assign, pending
     process or processing). Business minutes to the first response (acceptance) and to
@@ -191,7 +191,9 @@ def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
     Per clock a result: met or breached; for a clock still running at the close, breached if
     it is past its deadline by then, otherwise closed before due (neither met nor breached);
     none when the rule has no such clock. A ticket finalised while waiting on the applicant
-    stops its pause then."""
+    stops its pause then. `merged`: a duplicate merged into another ticket (unfinished; its
+    caller keeps a completed ticket's outcome): each clock of its rule is `merged`, neither
+    met nor breached, whatever it stood at (the minutes are kept)."""
     unfinished = ticket.completed_time is None
     if ticket.sla_paused:
         Ticket.objects.filter(pk=ticket.pk).update(sla_paused=False, sla_paused_at=None)
@@ -234,6 +236,12 @@ def sla_finalize(*, ticket: Ticket, now: datetime) -> SlaOutcome:
             resolve_result = ClockResult.BREACHED
         else:
             resolve_result = ClockResult.CLOSED_BEFORE_DUE if unfinished else ClockResult.MET
+    if merged:
+        # The work goes on in the other ticket: counted apart (sla.reports), not judged here.
+        if response_result != ClockResult.NONE:
+            response_result = ClockResult.MERGED
+        if resolve_result != ClockResult.NONE:
+            resolve_result = ClockResult.MERGED
     outcome, _ = SlaOutcome.objects.update_or_create(
         ticket=ticket,
         defaults={

@@ -76,6 +76,19 @@ CLOSE = Transition(
     ),
     TicketStatus.CLOSED,
 )
+# A duplicate merged into another ticket (collaboration.services.merging): closed, with
+# `merged_into` set, from wherever a close may start.
+MERGE = Transition(
+    "merge",
+    "ticket_status",
+    (
+        TicketStatus.PENDING_ASSIGN,
+        TicketStatus.PENDING_PROCESS,
+        TicketStatus.PROCESSING,
+        TicketStatus.COMPLETED,
+    ),
+    TicketStatus.CLOSED,
+)
 # Transfer keeps the ticket open; to a person it becomes pending process, to a group it goes
 # back to the pool (and may be assigned again by the new group's strategy).
 TRANSFER_TO_HANDLER = Transition(
@@ -106,6 +119,7 @@ TRANSITION_WORDS = {
     "complete": _("complete"),
     "close": _("close"),
     "transfer": _("transfer"),
+    "merge": _("merge"),
     "pause": _("pause"),
     "resume": _("resume"),
 }

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from django.utils.translation import gettext_lazy as _
 
+from collaboration.models import Watcher
 from notifications.rendering import TemplateError
 from notifications.sending import Message, send
 
@@ -97,16 +98,21 @@ def assigned(ticket: Ticket) -> None:
     _send_message(template_code, message)
 
 
-def replied(ticket: Ticket, reply: TicketReply) -> None:
+def replied(ticket: Ticket, reply: TicketReply, *, mentioned: list[int] | None = None) -> None:
     """A public reply from the handling side tells the applicant; the applicant's reply tells
-    the handler. Internal notes tell the handler when someone else wrote them."""
+    the handler. Internal notes tell the handler when someone else wrote them (unless the note
+    mentions them: `mentioned` hears of it through `mentioned`). Every public reply also tells
+    the ticket's watchers."""
     if reply.author_id == ticket.creator_id:
         recipients = [ticket.handler_id]
     elif reply.reply_type == ReplyType.PUBLIC:
         recipients = [ticket.creator_id]
     else:
         recipients = [ticket.handler_id]
-    recipients = [r for r in recipients if r and r != reply.author_id]
+    if reply.reply_type == ReplyType.PUBLIC:
+        recipients += watcher_ids(ticket.pk)
+    skipped = {reply.author_id, *(mentioned or ())}
+    recipients = list(dict.fromkeys(r for r in recipients if r and r not in skipped))
     if recipients:
         _send(
             recipients=recipients,
@@ -115,6 +121,78 @@ def replied(ticket: Ticket, reply: TicketReply) -> None:
             dedupe_key=f"ticket:{ticket.pk}:reply:{reply.pk}",
             author=reply.author.get_username() if reply.author else _("system"),
             # The e-mail carries the reply itself (notifications/channels/email.py).
+            body=reply.content,
+        )
+
+
+def watcher_ids(ticket_id: int) -> list[int]:
+    """Who watches the ticket (collaboration.models.Watcher), in the order they were added."""
+    return list(
+        Watcher.objects.filter(ticket_id=ticket_id).order_by("id").values_list("user_id", flat=True)
+    )
+
+
+# What a watcher reads of each status change they are told of (lazily translated: each
+# recipient reads their language).
+STATUS_WORDS = {
+    "approve": _("approved"),
+    "reject": _("rejected"),
+    "cancel": _("cancelled"),
+    "accept": _("being worked on"),
+    "complete": _("completed"),
+    "close": _("closed"),
+    "merge": _("merged into another ticket"),
+}
+
+
+def status_changed(
+    ticket: Ticket,
+    action: str,
+    actor_id: int | None,
+    record_key: str,
+    *,
+    watchers: list[int] | None = None,
+) -> None:
+    """A status change the applicant sees (STATUS_WORDS) tells the ticket's watchers, never
+    the one who made it nor the applicant (told by their own messages). `record_key` names
+    the change (its instant, or the record), so a replay tells nobody twice. `watchers`: the
+    watcher ids when the caller read them already (no query)."""
+    if watchers is None:
+        watchers = watcher_ids(ticket.pk)
+    recipients = [w for w in watchers if w not in (actor_id, ticket.creator_id)]
+    if recipients:
+        _send(
+            recipients=recipients,
+            template_code="ticket-status-changed",
+            ticket=ticket,
+            dedupe_key=f"ticket:{ticket.pk}:status:{action}:{record_key}",
+            status=STATUS_WORDS[action],
+        )
+
+
+def watching(ticket: Ticket, *, user_id: int, actor, watcher_id: int) -> None:
+    """Someone else added `user_id` as a watcher (the watcher row `watcher_id`)."""
+    if actor is not None and actor.pk == user_id:
+        return
+    _send(
+        recipients=[user_id],
+        template_code="ticket-watching",
+        ticket=ticket,
+        dedupe_key=f"ticket:{ticket.pk}:watching:{watcher_id}",
+        actor=actor.get_username() if actor is not None else _("system"),
+    )
+
+
+def mentioned(ticket: Ticket, reply: TicketReply, user_ids: list[int]) -> None:
+    """An internal note mentioned these team members (workflow/mentions.py decided who)."""
+    recipients = [u for u in user_ids if u != reply.author_id]
+    if recipients:
+        _send(
+            recipients=recipients,
+            template_code="ticket-mentioned",
+            ticket=ticket,
+            dedupe_key=f"ticket:{ticket.pk}:mention:{reply.pk}",
+            author=reply.author.get_username() if reply.author else _("system"),
             body=reply.content,
         )
 

@@ -47,7 +47,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def get_queryset(self) -> QuerySet[Ticket]:
         return (
             access.visible_tickets(self.request.user)
-            .select_related("sla_outcome")
+            .select_related("sla_outcome", "survey")
             .prefetch_related("sla_events", OWN_FILES)
             .order_by("-id")
         )
@@ -322,7 +322,7 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         query = _valid(PoolQuery, request.query_params)
         qs = (
             selectors.pool_for(request.user, **query)
-            .select_related("sla_outcome")
+            .select_related("sla_outcome", "survey")
             .prefetch_related("sla_events", OWN_FILES)
         )
         page = self.paginate_queryset(qs)
@@ -332,7 +332,11 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
 
 def _approvals_page(view, request):
-    qs = selectors.awaiting_approval_for(request.user).prefetch_related(OWN_FILES)
+    qs = (
+        selectors.awaiting_approval_for(request.user)
+        .select_related("survey")
+        .prefetch_related(OWN_FILES)
+    )
     page = view.paginate_queryset(qs)
     return view.get_paginated_response(
         TicketOutput(page, many=True, context=view.get_serializer_context()).data

@@ -221,8 +221,12 @@ def records_for(audience: Audience, ticket: Ticket) -> list[TicketRecord]:
 
 
 def replies_for(audience: Audience, ticket: Ticket) -> QuerySet[TicketReply]:
-    """Every reply for staff-side viewers; public ones for everyone else."""
-    replies = ticket.replies.select_related("author").order_by("id")
+    """Every reply for staff-side viewers; public ones for everyone else. In time order: the
+    replies of a duplicate merged into the ticket keep their own ids and times
+    (collaboration.services.merging), so the id is no longer the order (the reply written
+    last still has the greatest id, wherever its time puts it). `merged_from`: where a moved
+    reply came from."""
+    replies = ticket.replies.select_related("author", "merged_from").order_by("created", "id")
     if audience.sees_internals(ticket):
         return replies
     return replies.filter(reply_type=ReplyType.PUBLIC)

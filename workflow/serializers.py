@@ -1,10 +1,14 @@
 from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import prefetch_related_objects
+from django.db.models.manager import BaseManager
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from attachments.selectors import by_reply, own_files
 from attachments.serializers import AttachmentOutput
+from satisfaction.selectors import survey_of
+from satisfaction.serializers import TicketSatisfactionOutput
 from ticketing.models import Priority, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
 
 
@@ -47,6 +51,29 @@ class SlaEventOutput(serializers.Serializer):
     state = serializers.ChoiceField(choices=["pending", "fired", "void", "skipped"])
 
 
+class TicketRefOutput(serializers.Serializer):
+    """Another ticket, named: where a merged duplicate went, or where a reply came from."""
+
+    id = serializers.IntegerField()
+    bill_code = serializers.CharField()
+
+
+def ticket_ref(ticket: Ticket | None) -> dict | None:
+    return None if ticket is None else {"id": ticket.pk, "bill_code": ticket.bill_code}
+
+
+class TicketListOutput(serializers.ListSerializer):
+    """A page of tickets: the few merged ones' targets read in one query (none when the page
+    has no merged ticket), not one per row and not a join on every list."""
+
+    def to_representation(self, data):
+        tickets = list(data.all() if isinstance(data, BaseManager) else data)
+        merged = [t for t in tickets if t.merged_into_id is not None]
+        if merged:
+            prefetch_related_objects(merged, "merged_into")
+        return super().to_representation(tickets)
+
+
 class TicketOutput(serializers.ModelSerializer):
     priority_label = serializers.CharField(source="get_priority_display", read_only=True)
     process_status_label = serializers.CharField(
@@ -77,9 +104,18 @@ class TicketOutput(serializers.ModelSerializer):
     attachments = serializers.SerializerMethodField(
         help_text="The files submitted with the ticket (replies list their own)."
     )
+    satisfaction = serializers.SerializerMethodField(
+        help_text="The applicant's rating once asked (at completion): for the team and the "
+        "applicant; null for anyone else, and before anyone was asked."
+    )
+    merged_into = serializers.SerializerMethodField(
+        help_text="Where a duplicate merged into another ticket went (it is closed; its "
+        "conversation is there); null for a ticket that was not merged."
+    )
 
     class Meta:
         model = Ticket
+        list_serializer_class = TicketListOutput
         fields = [
             "id",
             "bill_code",
@@ -114,7 +150,9 @@ class TicketOutput(serializers.ModelSerializer):
             "responded_time",
             "sla_outcome",
             "sla_events",
+            "satisfaction",
             "attachments",
+            "merged_into",
         ]
         read_only_fields = fields
 
@@ -142,6 +180,25 @@ class TicketOutput(serializers.ModelSerializer):
         if found is None:
             found = own_files([ticket]).get(ticket.pk, [])
         return list(AttachmentOutput(found, many=True).data)
+
+    @extend_schema_field(TicketRefOutput(allow_null=True))
+    def get_merged_into(self, ticket: Ticket) -> dict | None:
+        return ticket_ref(ticket.merged_into)
+
+    @extend_schema_field(TicketSatisfactionOutput(allow_null=True))
+    def get_satisfaction(self, ticket: Ticket) -> dict | None:
+        # Who reads it as to_representation decides who is on the team; the applicant too.
+        internal = self.context.get("internal")
+        audience = self.context.get("audience")
+        if internal is None:
+            internal = audience is not None and audience.sees_internals(ticket)
+        applicant = audience is not None and audience.user_id == ticket.creator_id
+        if not (internal or applicant):
+            return None
+        survey = survey_of(ticket)  # (select_related by the lists: no query per row)
+        if survey is None:
+            return None
+        return {"rating": survey.rating, "comment": survey.comment, "answered": survey.answered}
 
     @extend_schema_field(SlaEventOutput(many=True, allow_null=True))
     def get_sla_events(self, ticket: Ticket) -> None:
@@ -195,11 +252,28 @@ class ReplyOutput(serializers.ModelSerializer):
     reply_type = serializers.SerializerMethodField()
     author_id = serializers.IntegerField(read_only=True, allow_null=True)
     attachments = serializers.SerializerMethodField()
+    merged_from = serializers.SerializerMethodField(
+        help_text="The duplicate this reply was moved from when it was merged into this "
+        "ticket; null for a reply written here."
+    )
 
     class Meta:
         model = TicketReply
-        fields = ["id", "ticket_id", "author_id", "reply_type", "content", "created", "attachments"]
+        fields = [
+            "id",
+            "ticket_id",
+            "author_id",
+            "reply_type",
+            "content",
+            "created",
+            "attachments",
+            "merged_from",
+        ]
         read_only_fields = fields
+
+    @extend_schema_field(TicketRefOutput(allow_null=True))
+    def get_merged_from(self, reply: TicketReply) -> dict | None:
+        return ticket_ref(reply.merged_from)
 
     @extend_schema_field(AttachmentOutput(many=True))
     def get_attachments(self, reply: TicketReply) -> list:

@@ -25,6 +25,7 @@ from ticketing import lifecycle, notify
 from ticketing.lifecycle import IllegalTransition
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
 from ticketing.transitions import apply_transition, apply_transition_along, record
+from workflow.mentions import mentioned_in
 
 logger = logging.getLogger(__name__)
 
@@ -79,12 +80,15 @@ def ticket_submit(
 
 
 APPROVAL_INPUTS_SQL = """
-SELECT handler_group_id, submitted_time, priority, category, process_status
+SELECT handler_group_id, submitted_time, priority, category, process_status,
+       ARRAY(SELECT user_id FROM oa_ticket_watcher
+             WHERE ticket_id = oa_ticket_bill.id ORDER BY id) AS watcher_ids
 FROM oa_ticket_bill WHERE id = %s
 """
-"""What an approval's SLA clocks start from (ticket_approve). Locks nothing: the approval's
-compare-and-set that follows takes the ticket's row and re-checks its status; these fields
-do not change while a ticket awaits approval."""
+"""What an approval's SLA clocks start from (ticket_approve), and who watches the ticket (told
+of the approval: no statement of its own). Locks nothing: the approval's compare-and-set
+that follows takes the ticket's row and re-checks its status; these fields do not change
+while a ticket awaits approval."""
 
 
 def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> Ticket:
@@ -104,7 +108,7 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
             row = cursor.fetchone()
         if row is None:
             raise Ticket.DoesNotExist("Ticket matching query does not exist.")
-        group_id, submitted_time, priority, category, process_status = row
+        group_id, submitted_time, priority, category, process_status, watchers = row
         if process_status not in lifecycle.APPROVE.sources:
             raise IllegalTransition(lifecycle.APPROVE, process_status)
         submitted = Ticket(
@@ -133,6 +137,7 @@ def ticket_approve(*, ticket_id: int, approver, now: datetime | None = None) -> 
             actor_id=approver.pk,
             now=now,
         )
+        notify.status_changed(ticket, "approve", approver.pk, now.isoformat(), watchers=watchers)
     return ticket
 
 
@@ -147,15 +152,18 @@ def ticket_reject(*, ticket_id: int, approver, reason: str, now: datetime | None
             detail={"reason": reason},
         )
         notify.rejected(ticket, reason)
+        notify.status_changed(ticket, "reject", approver.pk, now.isoformat())
         return ticket
 
 
 def ticket_cancel(*, ticket_id: int, user, now: datetime | None = None) -> Ticket:
     now = now or timezone.now()
     with transaction.atomic():
-        return apply_transition(
+        ticket = apply_transition(
             ticket_id=ticket_id, transition=lifecycle.CANCEL, actor_id=user.pk, now=now
         )
+        notify.status_changed(ticket, "cancel", user.pk, now.isoformat())
+        return ticket
 
 
 def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ticket:
@@ -186,6 +194,7 @@ def ticket_accept(*, ticket_id: int, handler, now: datetime | None = None) -> Ti
                     setattr(ticket, field, value)
             if taken_from_pool:
                 notify.assigned(ticket)  # the handler's inbox confirms what they took
+            notify.status_changed(ticket, "accept", handler.pk, now.isoformat())
             if ticket.handler_group_id:
                 # An answered offer: the agent is routable again in this group.
                 offer_answered(group_id=ticket.handler_group_id, user_id=handler.pk, now=now)
@@ -272,6 +281,12 @@ def ticket_reply(
         files = attach(
             user=author, ticket=ticket, reply=reply, attachment_ids=attachment_ids or [], now=now
         )
+        # @username in an internal note tells those of the team it names (workflow/mentions.py).
+        mentioned = (
+            mentioned_in(ticket=ticket, content=content, author=author)
+            if reply_type == ReplyType.INTERNAL
+            else []
+        )
         counts = {"reply_count": F("reply_count") + 1}
         if reply_type == ReplyType.PUBLIC:
             counts["public_reply_count"] = F("public_reply_count") + 1
@@ -285,12 +300,14 @@ def ticket_reply(
                 "reply_id": reply.pk,
                 "reply_type": ReplyType(reply_type).name.lower(),
                 **({"attachment_ids": [f.pk for f in files]} if files else {}),
+                **({"mentioned": mentioned} if mentioned else {}),
             },
         )
         if ticket.sla_paused and author.pk == ticket.creator_id and reply_type == ReplyType.PUBLIC:
             # The applicant answered: the team is no longer waiting on them.
             sla_resume(ticket_id=ticket_id, user=author, now=now)
-        notify.replied(ticket, reply)
+        notify.replied(ticket, reply, mentioned=mentioned)
+        notify.mentioned(ticket, reply, mentioned)
         return reply
 
 
@@ -320,7 +337,7 @@ def open_children(ticket_id: int) -> list[dict]:
         .order_by("id")
         .values("id", "bill_code", "ticket_status", "process_status")
     )
-    return list(children)
+    return [dict(child) for child in children]
 
 
 def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> Ticket:
@@ -344,6 +361,7 @@ def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> 
         sla_finalize(ticket=ticket, now=now)
         presence.ticket_completed(user_id=handler.pk, now=now)
         notify.completed(ticket)
+        notify.status_changed(ticket, "complete", handler.pk, now.isoformat())
         survey_ask(ticket=ticket, now=now)
         return ticket
 
@@ -363,6 +381,7 @@ def ticket_close(*, ticket_id: int, user, now: datetime | None = None) -> Ticket
         )
         if ticket.completed_time is None:
             sla_finalize(ticket=ticket, now=now)
+        notify.status_changed(ticket, "close", user.pk, now.isoformat())
         return ticket
 
 

@@ -397,6 +397,9 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="ticketdesk@localhost")
 # One SMTP conversation ends well inside an outbox delivery's lease (notifications/delivery.py:
 # SEND_TIMEOUT_SECONDS), so a slow server means a retry, not a second concurrent send.
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
+# Where people reach this site: the links that messages carry (the survey's, in e-mail and
+# the inbox) are absolute under it.
+SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
 
 # Queue ranking service (queueing app).
 QUEUEING_REDIS_URL = env("QUEUEING_REDIS_URL", default=REDIS_URL)

@@ -17,6 +17,7 @@ from config.errors import Forbidden
 from console.charts import SERIES, daily_chart_svg
 from console.pages import render_console
 from handler_groups.models import HandlerGroup
+from satisfaction.selectors import satisfaction_figures
 from sla.reports import report_scope, sla_daily
 from sla.serializers import ReportQuery
 from ticketing.models import Priority
@@ -45,6 +46,18 @@ def _totals(days: list[dict]) -> dict:
             round(100 * met / (met + breached)) if met + breached else None
         )
     return totals
+
+
+def _satisfaction(scope: list[int] | None, date_from, date_to) -> dict:
+    figures = satisfaction_figures(
+        group_ids=scope, date_from=date_from, date_to=date_to, bucket="day"
+    )
+    return {
+        "asked": figures["asked"],
+        "responses": figures["responses"],
+        "csat": None if figures["csat"] is None else round(100 * figures["csat"]),
+        "mean": figures["mean"],
+    }
 
 
 @login_required
@@ -96,6 +109,9 @@ def sla_compliance(request: HttpRequest) -> HttpResponse:
             "first_day": days[0]["day"] if days else None,
             "last_day": days[-1]["day"] if days else None,
             "csv_url": f"{reverse('sla-report')}?{csv_query.urlencode()}",
+            # Beside compliance: the satisfaction of the same days and groups (surveys asked
+            # then; priority and category do not narrow it).
+            "satisfaction": _satisfaction(scope, data["from"], data["to"]),
         }
     )
     return render_console(request, "console/sla.html", context)

@@ -3,7 +3,9 @@ Live part (refreshed every few seconds without a reload, by static/js/supervisor
 `?part=live`): agents and their states, waiting tickets and the oldest wait per group, SLA
 deadlines and escalation levels due in the next 30 minutes. Day part: today's assignments per
 agent and their spread, required vs available agents per hour (Erlang C, insight/staffing.py),
-and the latest strategy simulation side by side."""
+and the latest strategy simulation side by side. Quality part (`?part=quality`, fetched once
+the page is shown): SLA compliance beside satisfaction per group over 30 days, a report's
+cost kept out of the page's own render."""
 
 import statistics
 from datetime import timedelta
@@ -30,7 +32,9 @@ from insight.models import Simulation, SimulationStatus
 from insight.staffing import staffing
 from routing.models import AssignmentEvent, PresenceState
 from routing.selectors import presence_rows, waiting_by_group
+from satisfaction.selectors import satisfaction_by_group
 from sla.models import SlaEvent
+from sla.reports import sla_report
 from ticketing.models import OPEN_STATUSES, ProcessStatus
 
 if TYPE_CHECKING:
@@ -129,11 +133,17 @@ def supervisor(request: HttpRequest) -> HttpResponse:
     if not groups and not request.user.is_staff:
         raise PermissionDenied(_("The dashboard is for group leaders and staff."))
     now = timezone.now()
+    if request.GET.get("part") == "quality":
+        # (fetched by the page: a 30-day report, kept out of the dashboard's own render)
+        return render(
+            request, "console/_supervisor_quality.html", {"quality": quality_figures(groups, now)}
+        )
     live = live_figures(groups, now)
     refresh_ms = getattr(settings, "SUPERVISOR_REFRESH_MS", LIVE_REFRESH_MS)
     context = {"live": live, "refresh_ms": refresh_ms}
     if request.GET.get("part") == "live":
         return render(request, "console/_supervisor_live.html", context)
+
     selected = next((g for g in groups if str(g.pk) == request.GET.get("group")), None)
     selected = selected or (groups[0] if groups else None)
     plan = staffing(group=selected, day=timezone.localdate(now), now=now) if selected else None
@@ -148,6 +158,46 @@ def supervisor(request: HttpRequest) -> HttpResponse:
         simulate_days=SIMULATE_DAYS,
     )
     return render_console(request, "console/supervisor.html", context)
+
+
+# The quality card's window: SLA compliance and satisfaction over the same last days.
+QUALITY_DAYS = 30
+
+
+def _compliance(breach_rate: float | None) -> int | None:
+    return None if breach_rate is None else round(100 * (1 - breach_rate))
+
+
+def quality_figures(groups: list[HandlerGroup], now) -> dict:
+    """Per group, over the last QUALITY_DAYS days: SLA compliance (response and resolve, met
+    over met and breached: sla.reports) beside satisfaction (responses, CSAT, mean:
+    satisfaction.selectors); two statements for all the groups."""
+    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    since = start - timedelta(days=QUALITY_DAYS - 1)
+    ids = [g.pk for g in groups]
+    sla = {
+        row["key"]: row
+        for row in sla_report(
+            date_from=since, date_to=now, group_by="handler_group", handler_group_ids=ids
+        )
+    }
+    csat = satisfaction_by_group(group_ids=ids, date_from=since, date_to=now)
+    rows = []
+    for group in groups:
+        outcome = sla.get(group.pk) or {}
+        figures = csat[group.pk]
+        rows.append(
+            {
+                "group": group,
+                "response_compliance": _compliance(outcome.get("response_breach_rate")),
+                "resolve_compliance": _compliance(outcome.get("resolve_breach_rate")),
+                "responses": figures["responses"],
+                "asked": figures["asked"],
+                "csat": None if figures["csat"] is None else round(100 * figures["csat"]),
+                "mean": figures["mean"],
+            }
+        )
+    return {"days": QUALITY_DAYS, "since": since, "rows": rows}
 
 
 def latest_simulation(group: HandlerGroup | None) -> dict | None:

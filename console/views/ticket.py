@@ -38,7 +38,7 @@ from live import viewers as live_viewers
 from notifications.markup import render_markdown
 from routing.decisions import decisions_for
 from sla import services as sla_services
-from sla.models import SlaOutcome
+from sla.models import ClockResult, SlaOutcome
 from sla.selectors import sla_badge, sla_timeline
 from ticketing import access
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketStatus
@@ -74,6 +74,19 @@ def sla_chip(ticket: Ticket, outcome: SlaOutcome | None, now) -> dict:
     """The header's SLA chip: the running clock while the ticket is open; once finished, the
     outcome the SLA card shows (met unless a clock was breached), so the two always agree."""
     finished = ticket.ticket_status in (TicketStatus.COMPLETED, TicketStatus.CLOSED)
+    merged = outcome is not None and ClockResult.MERGED in (
+        outcome.response_result,
+        outcome.resolve_result,
+    )
+    if finished and merged:
+        # A merged duplicate is neither met nor breached: its work went on in the other.
+        return {
+            "state": "merged",
+            "clock": None,
+            "text": _("SLA: merged"),
+            "css": "sla-none",
+            "title": _("Merged into another ticket: its clocks count neither as met nor breached."),
+        }
     if outcome is not None and finished:
         results = [outcome.response_met, outcome.resolve_met]
         breached = any(result is False for result in results)
@@ -129,7 +142,9 @@ def render_ticket(
     # the others is allowed.
     shown = {name: allowed for name, allowed in actions.items() if name != "reply"}
     replies = list(selectors.replies_for(audience, ticket))
-    latest_reply_id = replies[-1].pk if replies else 0
+    # The greatest id, not the last shown: replies are in time order, and a merged
+    # duplicate's keep their own ids (the composer and live.js compare ids).
+    latest_reply_id = max((reply.pk for reply in replies), default=0)
     # The files the viewer may read (an internal note's only for the team): each reply's
     # under it, the ticket's own under its text, all of them in the side panel.
     reply_files = files.rows_by_reply(attachment_selectors.by_reply(replies), replies)
@@ -230,7 +245,20 @@ def _perform(request, ticket, **kwargs) -> HttpResponse:
 @login_required
 @require_GET
 def ticket_detail(request: HttpRequest, ticket_id: int) -> HttpResponse:
-    return render_ticket(request, visible_ticket(request, ticket_id))
+    """The ticket's page. A duplicate merged into another ticket shows the other (a message
+    says so) when the viewer may see it, unless they ask for the duplicate itself
+    (?show=merged); otherwise the duplicate, with a banner saying where it went."""
+    ticket = visible_ticket(request, ticket_id)
+    if ticket.merged_into_id is not None and request.GET.get("show") != "merged":
+        into = access.visible_tickets(request.user).filter(pk=ticket.merged_into_id).first()
+        if into is not None:
+            messages.info(
+                request,
+                _("%(source)s was merged into %(target)s.")
+                % {"source": ticket.bill_code, "target": into.bill_code},
+            )
+            return redirect(detail_url(into.pk))
+    return render_ticket(request, ticket)
 
 
 @login_required

@@ -3,6 +3,23 @@
 // hidden; a failed fetch keeps what is shown and tries again at the next tick.
 (function () {
   "use strict";
+  // SLA and satisfaction over 30 days: a report, fetched once after the page is shown.
+  var quality = document.getElementById("quality-part");
+  if (quality) {
+    fetch(quality.getAttribute("data-quality-url"), {
+      credentials: "same-origin",
+      headers: { "X-Requested-With": "fetch" },
+    })
+      .then(function (response) {
+        return response.ok ? response.text() : null;
+      })
+      .then(function (html) {
+        if (html !== null) {
+          quality.innerHTML = html;
+        }
+      })
+      .catch(function () {});
+  }
   var live = document.getElementById("live");
   if (!live) {
     return;

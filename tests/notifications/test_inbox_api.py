@@ -97,7 +97,12 @@ def test_lifecycle_events_reach_the_inbox(api, applicant, approver):
     services.ticket_reply(ticket_id=ticket.pk, author=handler, reply_type=1, content="hi")
     services.ticket_complete(ticket_id=ticket.pk, handler=handler)
     mine = api.as_user(applicant).get("/api/notifications/").json()["results"]
-    assert [n["template_code"] for n in mine] == ["ticket-completed", "ticket-replied"]
+    # Newest first: the completion asks how it went (satisfaction) in a notice of its own.
+    assert [n["template_code"] for n in mine] == [
+        "ticket-survey",
+        "ticket-completed",
+        "ticket-replied",
+    ]
 
 
 def test_delivery_state_is_visible_on_the_message(api, alice, monkeypatch):
