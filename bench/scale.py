@@ -305,6 +305,12 @@ def _people(database: str) -> dict:
             "WHERE u.username LIKE 'scale_user%%' GROUP BY u.username ORDER BY count(*) DESC "
             "LIMIT 1"
         )[0]
+        # An applicant copied in on others' tickets (the most, of the build's cc watchers).
+        watcher = one(
+            "SELECT u.username FROM auth_user u JOIN oa_ticket_watcher w ON w.user_id = u.id "
+            "WHERE u.username LIKE 'scale_user%%' GROUP BY u.username "
+            "ORDER BY count(*) DESC, u.username LIMIT 1"
+        )
         word = one("SELECT title FROM oa_ticket_bill ORDER BY id DESC LIMIT 1")[0].split()[0]
     return {
         "group": group_id,
@@ -317,6 +323,7 @@ def _people(database: str) -> dict:
             "agent": agent,
             "approver": "scale_approver0",
             "applicant": applicant,
+            "watcher": watcher[0] if watcher else applicant,
         },
     }
 
@@ -351,10 +358,28 @@ def calls(ids: dict, today) -> list[Call]:
         Call("approvals queue", "approver", "/console/approvals/", False, "page", True),
         Call("ticket page, 200 replies", "agent", f"/console/tickets/{showcase}/", False, "page"),
         Call("my tickets (applicant)", "applicant", "/console/my-tickets/", False, "page", True),
+        # The tickets an applicant sees, their own and those they watch (access.visible_scope).
+        Call("my tickets (watcher)", "watcher", "/api/tickets/", True, "page", True),
+        Call("watchers list API", "agent", f"/api/tickets/{showcase}/watchers/", True, "page"),
+        Call("links list API", "agent", f"/api/tickets/{showcase}/links/", True, "page"),
         Call("supervisor page, leader", "leader", "/console/supervisor/", False, "page"),
         Call("supervisor page, staff", "staff", "/console/supervisor/", False, "page"),
         Call("supervisor live, leader", "leader", "/console/supervisor/?part=live", False, "page"),
         Call("supervisor live, staff", "staff", "/console/supervisor/?part=live", False, "page"),
+        Call(
+            "supervisor quality, leader",
+            "leader",
+            "/console/supervisor/?part=quality",
+            False,
+            "report",
+        ),
+        Call(
+            "supervisor quality, staff",
+            "staff",
+            "/console/supervisor/?part=quality",
+            False,
+            "report",
+        ),
         Call("SLA page, 30 days", "leader", "/console/sla/", False, "report"),
         Call("SLA report API, 30 days", "leader", f"/api/sla/report/?{q30}", True, "report"),
         Call(
@@ -368,6 +393,20 @@ def calls(ids: dict, today) -> list[Call]:
             "queue metrics, 30 days by hour",
             "leader",
             f"/api/metrics/queue/?group={group}&from={d30}&to={tomorrow}&bucket=hour",
+            True,
+            "report",
+        ),
+        Call(
+            "satisfaction metrics, leader 30 days",
+            "leader",
+            f"/api/metrics/satisfaction/?group={group}&{q30}",
+            True,
+            "report",
+        ),
+        Call(
+            "satisfaction metrics, staff 30 days",
+            "staff",
+            f"/api/metrics/satisfaction/?{q30}",
             True,
             "report",
         ),

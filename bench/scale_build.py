@@ -1,7 +1,9 @@
 """Years of a large desk's history, written fast (`bench/scale.py` builds with it).
 
 Tickets, replies, audit records, assignment events, routing decisions, SLA clock segments,
-events and outcomes, presence spans and in-app notifications, as the services would have
+events and outcomes, presence spans, in-app notifications, satisfaction surveys (one per
+completed ticket, ~35 % answered), watchers (~5 % of tickets), links (~2 % children, ~1 %
+related) and merged duplicates (~0.5 % of closed tickets), as the services would have
 written them over `days` (two years by default) up to `now`: 50 groups with mixed strategies
 (pool, round robin, least load, online priority, longest idle), 500 agents (10 per group, a
 few in two), their leaders, approvers and ~5,000 applicants; arrivals shaped by weekday and
@@ -128,9 +130,11 @@ COLUMNS = {
         "completed_time", "closed_time", "response_deadline", "resolve_deadline",
         "response_timeout", "resolve_timeout", "reply_count", "creator_id", "handler_id",
         "handler_group_id", "resolve_warned", "response_warned", "sla_paused", "sla_paused_at",
-        "sla_rule_id", "queued_time", "responded_time", "public_reply_count",
+        "sla_rule_id", "queued_time", "responded_time", "public_reply_count", "merged_into_id",
     ),
-    "oa_ticket_reply": ("id", "reply_type", "content", "created", "author_id", "ticket_id"),
+    "oa_ticket_reply": (
+        "id", "reply_type", "content", "created", "author_id", "ticket_id", "merged_from_id",
+    ),
     "oa_ticket_record": (
         "id", "action", "from_status", "to_status", "created", "detail", "actor_id", "ticket_id",
     ),
@@ -156,6 +160,12 @@ COLUMNS = {
         "recipient_id", "ticket_id",
     ),
     "oa_presence_span": ("id", "state", "started", "ended", "user_id"),
+    "oa_ticket_survey": (
+        "id", "ticket_id", "applicant_id", "handler_id", "handler_group_id", "asked", "expires",
+        "rating", "comment", "answered",
+    ),
+    "oa_ticket_watcher": ("id", "ticket_id", "user_id", "added_by_id", "source", "added"),
+    "oa_ticket_link": ("id", "source_id", "target_id", "kind", "created_by_id", "created"),
 }  # fmt: skip
 TABLES = tuple(COLUMNS)
 
@@ -166,6 +176,24 @@ PUBLIC, INTERNAL = 1, 2
 REPLY_TYPES = {PUBLIC: "public", INTERNAL: "internal"}
 REJECT_REASON = "Not a matter for this desk."
 STATUS_FIELD = '{"field": "ticket_status"}'
+# Collaboration and satisfaction (collaboration.models, satisfaction.models).
+SURVEY_VALID_FOR = timedelta(days=14)  # satisfaction.services.SURVEY_VALID_FOR
+SURVEY_ANSWERED = 0.35
+RATING_WEIGHTS = (3, 5, 12, 32, 48)  # 1..5: ~8 % 1-2, ~80 % 4-5
+SURVEY_COMMENTS = {
+    1: ["Nobody told me what was going on.", "Took far too long."],
+    2: ["Solved in the end, but I had to chase it."],
+    3: ["Fine."],
+    4: ["Quick, thanks.", "Good, the workaround helps."],
+    5: ["Excellent, thank you!", "Fixed within the hour, great.", "Very helpful."],
+}
+WATCHED = 0.05  # of tickets, 1-3 watchers each
+CHILD = 0.02  # of tickets, the child of an earlier ticket of the same period
+RELATED = 0.01  # of tickets, related to an earlier one
+MERGED = 0.0065  # of closed tickets drawn: ~0.5 % end merged (some find no target)
+LINK_WINDOW = timedelta(days=14)  # "the same period"
+RECENT = 400  # earlier tickets a link or a merge looks among
+CC_POOL = 500  # applicants copied in: one department's colleagues
 PROCESS_FIELD = '{"field": "process_status"}'
 
 
@@ -538,6 +566,11 @@ def build(
                     f"ETA {(tickets - done) / rate:.0f}s"
                 )
             cursor.execute("SELECT setval('ticket_bill_code_seq', %s)", [bill_next + tickets])
+            rows = summary.rows
+            progress(
+                f"{rows['oa_ticket_survey']} surveys, {rows['oa_ticket_watcher']} watchers, "
+                f"{rows['oa_ticket_link']} links, {writer.merged} merged"
+            )
             summary.rows["oa_presence_span"] += _presence(cursor, rng, people, ids, now, days)
             ids.finish(cursor)
             progress(f"presence written ({time.monotonic() - started:.0f}s)")
@@ -571,6 +604,11 @@ class _Writer:
         self.showcase_id: int | None = None
         self.params_json = ""
         self.reply_counts = [1, 2, 3, 3, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10]  # mean ~5.2
+        self.recent: list[_Recent] = []  # the last RECENT tickets written, oldest first
+        self.bill_rows: dict[int, int] = {}  # ticket id -> its row in the unflushed buffer
+        self.watching: dict[int, set[int]] = {}  # unflushed ticket id -> its watchers
+        self.showcase_children = 0  # tickets still to become the showcase's children
+        self.merged = 0
 
     def flush(self, cursor) -> None:
         for table, rows in self.buffers.items():
@@ -581,6 +619,8 @@ class _Writer:
                     copy.write_row(row)
             self.summary.rows[table] += len(rows)
             rows.clear()
+        self.bill_rows.clear()
+        self.watching.clear()
 
     def notify(self, code, recipient, params, dedupe, ticket_id, created, extra="") -> None:
         """An inbox row as notifications.sending writes it: the template's wording rendered
@@ -704,6 +744,19 @@ class _Writer:
             completed = closed = None
         if closed and closed > now:
             closed = None
+        # A duplicate, merged soon after its acceptance into an earlier ticket of its group
+        # still open then (collaboration.services.merging): closed unfinished, its clocks
+        # `merged`, its conversation and applicant moved to the target.
+        merge_into: _Recent | None = None
+        merge_at = None
+        if closed and completed and not pause and not showcase and rng.random() < MERGED:
+            merge_at = accepted + timedelta(minutes=rng.lognormvariate(math.log(40), 0.8))
+            if merge_at < completed:
+                merge_into = self._merge_target(group, submitted, merge_at)
+            if merge_into:
+                completed, closed = None, merge_at
+            else:
+                merge_at = None
 
         # Statuses.
         process_status = APPROVING
@@ -883,7 +936,9 @@ class _Writer:
             # Replies, between acceptance and completion (or now).
             if accepted:
                 n = SHOWCASE_REPLIES if showcase else rng.choice(self.reply_counts)
-                end = completed or now
+                end = completed or merge_at or now
+                reply_to = merge_into.id if merge_into else tid
+                merged_from = tid if merge_into else None
                 span = (end - accepted).total_seconds()
                 times = sorted(accepted + timedelta(seconds=rng.random() * span) for _ in range(n))
                 replies = self.buffers["oa_ticket_reply"]
@@ -896,7 +951,7 @@ class _Writer:
                         kind = PUBLIC
                         author = handler if k % 2 == 0 else creator
                         text = rng.choice(REPLIES_PUBLIC)
-                    replies.append((rid, kind, text, created, author, tid))
+                    replies.append((rid, kind, text, created, author, reply_to, merged_from))
                     reply_count += 1
                     public_count += kind == PUBLIC
                     record(
@@ -932,14 +987,25 @@ class _Writer:
                     completed,
                     f', "handler": "{name}"',
                 )
-            if closed:
+            if merge_into:
+                record(
+                    tid,
+                    "merge",
+                    group.leader,
+                    PROCESSING,
+                    CLOSED,
+                    closed,
+                    f'{{"field": "ticket_status", "into_id": {merge_into.id}, '
+                    f'"into_bill": "{merge_into.bill_code}"}}',
+                )
+            elif closed:
                 record(tid, "close", creator, COMPLETED, CLOSED, closed, STATUS_FIELD)
 
             # SLA: 24/7 deadlines, the default ladder's events, timeouts and the outcome.
             response_deadline = submitted + rule.response
             resolve_deadline = submitted + rule.resolve + paused_total
             response_stop = accepted or completed
-            resolve_stop = completed
+            resolve_stop = completed or merge_at
             events = self.buffers["oa_sla_event"]
             for clock, deadline, stop in (
                 ("response", response_deadline, response_stop),
@@ -1031,9 +1097,29 @@ class _Writer:
                         "met" if resolve_met else "breached",
                     )
                 )
+            elif merge_into:  # sla_finalize(merged=True): neither met nor breached
+                self.buffers["oa_sla_outcome"].append(
+                    (
+                        self.ids.take("oa_sla_outcome"),
+                        round((accepted - submitted).total_seconds() / 60, 2),
+                        round((merge_at - submitted).total_seconds() / 60, 2),
+                        None,
+                        None,
+                        merge_at,
+                        tid,
+                        rule.id,
+                        True,
+                        "merged",
+                        "merged",
+                    )
+                )
 
         if showcase:
             self.showcase_id = tid
+        moved = moved_public = 0
+        if merge_into:  # the replies went with it, and its description as one more
+            moved, moved_public = reply_count + 1, public_count + 1
+            reply_count = public_count = 0
         self.summary.states[_state(process_status, status, sla_paused)] += 1
         self.buffers["oa_ticket_bill"].append(
             (
@@ -1067,8 +1153,227 @@ class _Writer:
                 queued if status == PENDING_ASSIGN else None,
                 accepted,
                 public_count,
+                merge_into.id if merge_into else None,
             )
         )
+        self.bill_rows[tid] = len(self.buffers["oa_ticket_bill"]) - 1
+        me = _Recent(tid, group.id, submitted, approved, closed, bill_code, creator)
+        me.merged = merge_into is not None
+        me.showcase = showcase
+        if merge_into:
+            self.merged += 1
+            self._merge(me, merge_into, group, title, moved, moved_public, merge_at)
+        elif approved:
+            self._watchers(me, group, handler, closed, showcase)
+            self._links(me, group, handler, showcase)
+        if completed:
+            self._survey(tid, creator, handler, group.id, completed)
+        self.recent.append(me)
+        if len(self.recent) > RECENT:
+            del self.recent[: len(self.recent) - RECENT]
+
+    # Collaboration and satisfaction, once the ticket's row is buffered.
+
+    def _merge_target(self, group: Group, submitted, merge_at) -> _Recent | None:
+        """The ticket a duplicate goes into: an earlier one of its group, of the same period,
+        approved by then and still open at the merge (a completed one may be merged into),
+        not itself merged, not the showcase, its row not yet flushed (its counts move)."""
+        for other in reversed(self.recent):
+            if submitted - other.submitted > LINK_WINDOW:
+                return None
+            if (
+                other.group == group.id
+                and not other.merged
+                and not other.showcase
+                and other.id in self.bill_rows
+                and other.approved is not None
+                and other.approved <= merge_at
+                and (other.closed is None or other.closed > merge_at)
+            ):
+                return other
+        return None
+
+    def _merge(self, me: _Recent, into: _Recent, group: Group, title, moved, public, at):
+        """ticket_merge's rows on the target: its description as a public reply written by
+        its applicant at submission, the counts, the applicant as a `merge` watcher, the
+        `merged_from` record."""
+        self.buffers["oa_ticket_reply"].append(
+            (
+                self.ids.take("oa_ticket_reply"),
+                PUBLIC,
+                f"{title}\n\n{title}. Reported through the portal.",
+                me.submitted,
+                me.creator,
+                into.id,
+                me.id,
+            )
+        )
+        rows = self.buffers["oa_ticket_bill"]
+        row = list(rows[self.bill_rows[into.id]])
+        row[18] += moved  # reply_count
+        row[29] += public  # public_reply_count
+        rows[self.bill_rows[into.id]] = tuple(row)
+        watching = self.watching.setdefault(into.id, set())
+        added = 0
+        if me.creator != into.creator and me.creator not in watching:
+            watching.add(me.creator)
+            self._watch(into.id, me.creator, group.leader, "merge", at)
+            added = 1
+        self.record(
+            into.id,
+            "merged_from",
+            group.leader,
+            None,
+            None,
+            at,
+            f'{{"source_id": {me.id}, "source_bill": "{me.bill_code}", "replies": {moved}, '
+            f'"attachments": 0, "watchers": {added}}}',
+        )
+
+    def _watch(self, tid, user, added_by, source, at) -> None:
+        self.buffers["oa_ticket_watcher"].append(
+            (self.ids.take("oa_ticket_watcher"), tid, user, added_by, source, at)
+        )
+        self.record(
+            tid,
+            "watcher_added",
+            added_by,
+            None,
+            None,
+            at,
+            f'{{"user_id": {user}, "source": "{source}"}}',
+        )
+
+    def _watchers(self, me: _Recent, group: Group, handler, closed, showcase) -> None:
+        """~5 % of tickets: 1-3 watchers, colleagues the team added (`team`) or the applicant
+        copied in (`cc`, from one department); the showcase two of the team and one cc."""
+        rng = self.rng
+        if showcase:
+            picks = [("team", group.members[1]), ("team", group.members[2]), ("cc", None)]
+        elif rng.random() < WATCHED:
+            picks = [
+                ("team" if rng.random() < 0.5 else "cc", None)
+                for _ in range(rng.choice((1, 1, 2, 3)))
+            ]
+        else:
+            return
+        end = min(closed or self.now, self.now)
+        watching = self.watching.setdefault(me.id, set())
+        for source, user in picks:
+            if user is None:
+                if source == "team":
+                    user = rng.choice(self.people.agents)
+                else:
+                    user = self.people.applicants[rng.randrange(CC_POOL)]
+            if user in (me.creator, handler) or user in watching:
+                continue
+            watching.add(user)
+            if source == "cc":
+                by, at = me.creator, me.submitted + timedelta(seconds=rng.uniform(5, 300))
+            else:
+                by = handler or group.leader
+                at = me.submitted + (end - me.submitted) * rng.uniform(0.05, 0.6)
+            self._watch(me.id, user, by, source, min(at, end))
+
+    def _links(self, me: _Recent, group: Group, handler, showcase) -> None:
+        """~2 % of tickets the child of an earlier ticket of the same period (a parent link
+        always points to a smaller id: no cycle, one parent per child), ~1 % related to an
+        earlier one (stored smaller id first); never a merged ticket. The showcase has a
+        parent and the next three tickets as its children."""
+        rng = self.rng
+        by = handler or group.leader
+        parent = None
+        if self.showcase_children and not showcase:
+            parent = next(r for r in reversed(self.recent) if r.showcase)
+            self.showcase_children -= 1
+        elif showcase or rng.random() < CHILD:
+            parent = self._earlier(me)
+            if showcase:
+                self.showcase_children = 3
+        if parent is not None:
+            self._link(me, parent, "parent", by)
+        if rng.random() < RELATED:
+            other = self._earlier(me)
+            if other is not None and other is not parent:
+                self._link(other, me, "related", by)
+
+    def _earlier(self, me: _Recent) -> _Recent | None:
+        candidates = [
+            r
+            for r in self.recent[-50:]
+            if not r.merged
+            and r.approved is not None
+            and me.submitted - r.submitted <= LINK_WINDOW
+            and not r.showcase
+        ]
+        return self.rng.choice(candidates) if candidates else None
+
+    def _link(self, source: _Recent, target: _Recent, kind: str, by) -> None:
+        """The row and link_added on both tickets, each naming the other as seen from it."""
+        at = max(source.submitted, target.submitted) + timedelta(
+            minutes=self.rng.lognormvariate(math.log(30), 1.0)
+        )
+        at = min(at, self.now)
+        self.buffers["oa_ticket_link"].append(
+            (self.ids.take("oa_ticket_link"), source.id, target.id, kind, by, at)
+        )
+        seen = {"parent": ("parent", "child"), "related": ("related", "related")}[kind]
+        for one, two, word in ((source, target, seen[0]), (target, source, seen[1])):
+            self.record(
+                one.id,
+                "link_added",
+                by,
+                None,
+                None,
+                at,
+                f'{{"ticket_id": {two.id}, "bill_code": "{two.bill_code}", "kind": "{word}"}}',
+            )
+
+    def _survey(self, tid, creator, handler, group_id, completed) -> None:
+        """survey_ask at the completion; ~35 % answered within days (survey_answer's `rated`
+        record), ratings mostly 4-5, a few with a comment."""
+        rng, now = self.rng, self.now
+        expires = completed + SURVEY_VALID_FOR
+        rating = answered = None
+        comment = ""
+        if rng.random() < SURVEY_ANSWERED:
+            answered = completed + timedelta(hours=rng.lognormvariate(math.log(6), 1.3))
+            answered = min(answered, expires - timedelta(minutes=1))
+            if answered > now:
+                answered = None
+            else:
+                rating = rng.choices((1, 2, 3, 4, 5), weights=RATING_WEIGHTS)[0]
+                if rng.random() < (0.6 if rating <= 2 else 0.12):
+                    comment = rng.choice(SURVEY_COMMENTS[rating])
+                self.record(tid, "rated", creator, None, None, answered, f'{{"rating": {rating}}}')
+        self.buffers["oa_ticket_survey"].append(
+            (
+                self.ids.take("oa_ticket_survey"),
+                tid,
+                creator,
+                handler,
+                group_id,
+                completed,
+                expires,
+                rating,
+                comment,
+                answered,
+            )
+        )
+
+
+class _Recent:
+    """What a later ticket's link or merge needs of an earlier one."""
+
+    __slots__ = (
+        "id", "group", "submitted", "approved", "closed", "bill_code", "creator", "merged",
+        "showcase",
+    )  # fmt: skip
+
+    def __init__(self, id, group, submitted, approved, closed, bill_code, creator):
+        self.id, self.group, self.submitted, self.approved = id, group, submitted, approved
+        self.closed, self.bill_code, self.creator = closed, bill_code, creator
+        self.merged = self.showcase = False
 
 
 def _state(process_status: int, status: int, paused: bool) -> str:
@@ -1160,6 +1465,18 @@ def orphans() -> dict[str, int]:
         "notification.ticket": ("oa_notification", "ticket_id", "oa_ticket_bill"),
         "span.user": ("oa_presence_span", "user_id", "auth_user"),
         "presence.user": ("oa_agent_presence", "user_id", "auth_user"),
+        "ticket.merged_into": ("oa_ticket_bill", "merged_into_id", "oa_ticket_bill"),
+        "reply.merged_from": ("oa_ticket_reply", "merged_from_id", "oa_ticket_bill"),
+        "survey.ticket": ("oa_ticket_survey", "ticket_id", "oa_ticket_bill"),
+        "survey.applicant": ("oa_ticket_survey", "applicant_id", "auth_user"),
+        "survey.handler": ("oa_ticket_survey", "handler_id", "auth_user"),
+        "survey.group": ("oa_ticket_survey", "handler_group_id", "oa_ticket_handler_group"),
+        "watcher.ticket": ("oa_ticket_watcher", "ticket_id", "oa_ticket_bill"),
+        "watcher.user": ("oa_ticket_watcher", "user_id", "auth_user"),
+        "watcher.added_by": ("oa_ticket_watcher", "added_by_id", "auth_user"),
+        "link.source": ("oa_ticket_link", "source_id", "oa_ticket_bill"),
+        "link.target": ("oa_ticket_link", "target_id", "oa_ticket_bill"),
+        "link.created_by": ("oa_ticket_link", "created_by_id", "auth_user"),
     }
     found = {}
     with connection.cursor() as cursor:
