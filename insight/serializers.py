@@ -257,6 +257,38 @@ class StaffingOutput(serializers.Serializer):
     hours = StaffingHour(many=True)
 
 
+def checked_range(attrs: dict, *, default_back: timedelta, limit_days: dict[str, int]) -> dict:
+    """A metrics query's [from, to): `to` defaults to the end of today, `from` to
+    `default_back` before `to`; `from` must come first, and the range span at most
+    `limit_days[bucket]` wall-clock days (one tzinfo on both sides: a daylight-saving change
+    does not count). A bad range is reported on the bound the caller gave last: `to`, or
+    `from` alone."""
+    blame = "to" if "to" in attrs or "from" not in attrs else "from"
+    if "to" not in attrs:
+        attrs["to"] = timezone.make_aware(
+            datetime.combine(timezone.localdate() + timedelta(days=1), time.min)
+        )
+    if "from" not in attrs:
+        try:
+            attrs["from"] = timezone.localtime(attrs["to"]) - default_back
+        except OverflowError:
+            raise serializers.ValidationError({"to": [_("Out of range.")]}) from None
+    if attrs["from"] >= attrs["to"]:
+        message = _("Must be after 'from'.") if blame == "to" else _("Must be before 'to'.")
+        raise serializers.ValidationError({blame: [message]})
+    limit = limit_days[attrs["bucket"]]
+    if timezone.localtime(attrs["to"]) - timezone.localtime(attrs["from"]) > timedelta(days=limit):
+        raise serializers.ValidationError(
+            {
+                blame: [
+                    _("At most %(limit)s days from 'from' to 'to' with %(bucket)s buckets.")
+                    % {"limit": limit, "bucket": attrs["bucket"]}
+                ]
+            }
+        )
+    return attrs
+
+
 # GET /api/metrics/queue/ (insight/queue_figures.py computes it).
 # The longest range per bucket size: a month of hours, a year of days.
 QUEUE_RANGE_LIMIT_DAYS = {"hour": 31, "day": 366}
@@ -277,35 +309,8 @@ class QueueMetricsQuery(serializers.Serializer):
     )
 
     def validate(self, attrs):
-        # A bad range is reported on the bound the caller gave last: `to`, or `from` alone.
-        blame = "to" if "to" in attrs or "from" not in attrs else "from"
-        if "to" not in attrs:
-            attrs["to"] = timezone.make_aware(
-                datetime.combine(timezone.localdate() + timedelta(days=1), time.min)
-            )
-        limit = QUEUE_RANGE_LIMIT_DAYS[attrs["bucket"]]
-        if "from" not in attrs:
-            back = timedelta(days=1 if attrs["bucket"] == "hour" else 7)
-            try:
-                attrs["from"] = timezone.localtime(attrs["to"]) - back
-            except OverflowError:
-                raise serializers.ValidationError({"to": [_("Out of range.")]}) from None
-        if attrs["from"] >= attrs["to"]:
-            message = _("Must be after 'from'.") if blame == "to" else _("Must be before 'to'.")
-            raise serializers.ValidationError({blame: [message]})
-        # Wall-clock days (one tzinfo on both sides): a daylight-saving change does not count.
-        if timezone.localtime(attrs["to"]) - timezone.localtime(attrs["from"]) > timedelta(
-            days=limit
-        ):
-            raise serializers.ValidationError(
-                {
-                    blame: [
-                        _("At most %(limit)s days from 'from' to 'to' with %(bucket)s buckets.")
-                        % {"limit": limit, "bucket": attrs["bucket"]}
-                    ]
-                }
-            )
-        return attrs
+        back = timedelta(days=1 if attrs["bucket"] == "hour" else 7)
+        return checked_range(attrs, default_back=back, limit_days=QUEUE_RANGE_LIMIT_DAYS)
 
 
 # "from" is a Python keyword: declare the field under its query-string name.
@@ -393,35 +398,11 @@ class SatisfactionMetricsQuery(serializers.Serializer):
     )
 
     def validate(self, attrs):
-        # A bad range is reported on the bound the caller gave last: `to`, or `from` alone.
-        blame = "to" if "to" in attrs or "from" not in attrs else "from"
-        if "to" not in attrs:
-            attrs["to"] = timezone.make_aware(
-                datetime.combine(timezone.localdate() + timedelta(days=1), time.min)
-            )
-        if "from" not in attrs:
-            try:
-                attrs["from"] = timezone.localtime(attrs["to"]) - timedelta(
-                    days=SATISFACTION_DEFAULT_DAYS
-                )
-            except OverflowError:
-                raise serializers.ValidationError({"to": [_("Out of range.")]}) from None
-        if attrs["from"] >= attrs["to"]:
-            message = _("Must be after 'from'.") if blame == "to" else _("Must be before 'to'.")
-            raise serializers.ValidationError({blame: [message]})
-        limit = SATISFACTION_RANGE_LIMIT_DAYS[attrs["bucket"]]
-        if timezone.localtime(attrs["to"]) - timezone.localtime(attrs["from"]) > timedelta(
-            days=limit
-        ):
-            raise serializers.ValidationError(
-                {
-                    blame: [
-                        _("At most %(limit)s days from 'from' to 'to' with %(bucket)s buckets.")
-                        % {"limit": limit, "bucket": attrs["bucket"]}
-                    ]
-                }
-            )
-        return attrs
+        return checked_range(
+            attrs,
+            default_back=timedelta(days=SATISFACTION_DEFAULT_DAYS),
+            limit_days=SATISFACTION_RANGE_LIMIT_DAYS,
+        )
 
 
 # "from" is a Python keyword: declare the field under its query-string name.
