@@ -6,9 +6,9 @@ and the survey link)."""
 from django.http import HttpRequest
 from django.utils import timezone
 
-from satisfaction.access import may_rate
 from satisfaction.forms import RatingForm
 from satisfaction.models import Survey
+from ticketing import access
 from ticketing.access import Audience
 from ticketing.models import Ticket
 
@@ -20,7 +20,7 @@ def panel(request: HttpRequest, ticket: Ticket, audience: Audience) -> dict:
     """What the ticket page shows of this, as the viewer may see it: nothing for anyone but
     the team and the applicant, nor before the applicant was asked."""
     insider = audience.sees_internals(ticket)
-    applicant = may_rate(request.user, ticket)
+    applicant = access.may("rate", request.user, ticket, audience)
     if not (insider or applicant):
         return {}
     survey = Survey.objects.filter(ticket_id=ticket.pk).first()

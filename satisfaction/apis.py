@@ -13,7 +13,7 @@ from config.openapi import errors
 from ticketing import access as ticket_access
 from ticketing.models import Ticket
 
-from . import access, selectors, services
+from . import selectors, services
 from .serializers import SatisfactionInput, SurveyOutput
 
 
@@ -40,7 +40,7 @@ class TicketSatisfactionView(APIView):
         ticket = _visible_ticket(request.user, id)
         audience = ticket_access.audience_for(request.user)
         survey = selectors.survey_of(ticket)
-        if survey is None or not access.may_read_rating(request.user, ticket, audience):
+        if survey is None or not ticket_access.may("read_rating", request.user, ticket, audience):
             raise NotFound()
         return Response(SurveyOutput(survey).data)
 
@@ -57,7 +57,7 @@ class TicketSatisfactionView(APIView):
     )
     def post(self, request: Request, id: int) -> Response:
         ticket = _visible_ticket(request.user, id)
-        access.require_rater(request.user, ticket)
+        ticket_access.require("rate", request.user, ticket)
         data = SatisfactionInput(data=request.data)
         data.is_valid(raise_exception=True)
         survey = selectors.survey_of(ticket)

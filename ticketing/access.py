@@ -188,6 +188,11 @@ _RULES: dict[str, Callable[[Any, Ticket, "Audience | None"], bool]] = {
     "complete": lambda user, ticket, audience: ticket.handler_id == user.pk,
     "transfer": lambda user, ticket, audience: can_transfer(user, ticket),
     "close": lambda user, ticket, audience: can_close(user, ticket),
+    # Satisfaction: the survey asks the applicant; the team reads the answer too.
+    "rate": lambda user, ticket, audience: ticket.creator_id == user.pk,
+    "read_rating": lambda user, ticket, audience: (
+        ticket.creator_id == user.pk or can_work_on(user, ticket, audience)
+    ),
 }
 
 DENIED = {
@@ -203,6 +208,8 @@ DENIED = {
     "complete": _("Only the ticket's handler may complete it."),
     "transfer": _("Only the group leader or staff may transfer a ticket."),
     "close": _("Only the applicant or staff may close a ticket."),
+    "rate": _("Only the ticket's applicant may rate the help."),
+    "read_rating": _("Only the applicant and the team read the rating."),
 }
 
 

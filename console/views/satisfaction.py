@@ -15,9 +15,9 @@ from console.pages import detail_url, visible_ticket
 from console.satisfaction import FORM_ATTR
 from console.views.ticket import action_failed
 from satisfaction import services
-from satisfaction.access import require_rater
 from satisfaction.forms import RatingForm
 from satisfaction.models import Survey
+from ticketing import access
 
 
 @login_required
@@ -26,7 +26,7 @@ def ticket_rate(request: HttpRequest, ticket_id: int) -> HttpResponse:
     ticket = visible_ticket(request, ticket_id)
     form = RatingForm(request.POST)
     try:
-        require_rater(request.user, ticket)
+        access.require("rate", request.user, ticket)
         survey = Survey.objects.filter(ticket_id=ticket.pk).first()
         if survey is None:
             raise services.NotAsked()
