@@ -101,7 +101,8 @@ def test_pages_by_number_still_work_and_link_by_number(api, world):
 def test_a_count_past_the_limit_is_the_planners_estimate_and_says_so(api, world, settings):
     settings.EXACT_COUNT_LIMIT = 100
     pooled_tickets(600, world["creator"], world["group"])
-    # Statistics of these rows, not of the large tables earlier tests built and emptied.
+    # Statistics of these rows, not of the large tables earlier tests built and emptied (the
+    # pool's rows are read with their survey: tests/satisfaction fills that table to 50k).
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE oa_ticket_bill")
     client = api.as_user(world["member"])
