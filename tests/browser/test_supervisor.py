@@ -78,6 +78,8 @@ def test_the_leader_watches_the_floor_change_without_reloading(
     log_in(phone, live_server.url, "lead_it", lands_on="/console/")
     phone.goto(f"{live_server.url}/console/supervisor/")
     expect(phone.locator("#live")).to_contain_text("2 tickets waiting", timeout=TIMEOUT_MS)
+    # The 30-day quality card arrives after the page (?part=quality): measure with it in.
+    expect(phone.get_by_test_id("quality-card")).to_be_visible(timeout=TIMEOUT_MS)
     width = phone.evaluate("document.scrollingElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide on a 390 px screen"
     phone.screenshot(path=str(screenshots_dir / "supervisor-phone.png"), full_page=True)
