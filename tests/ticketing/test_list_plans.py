@@ -26,7 +26,10 @@ def large(db):
 
 
 def test_search_by_a_word_uses_the_trigram_index(large):
-    found = plan(search.search(Ticket.objects.all(), "BULK1234").order_by("-id")[:20])
+    # A code only one ticket has: "BULK1234" is also in BULK12340-12349 and BULK112340…, and
+    # when ANALYZE's sample happens to hold one of those the planner guesses 1 % of the table
+    # and walks the primary key instead (a fresh-clone run saw it).
+    found = plan(search.search(Ticket.objects.all(), "BULK123456").order_by("-id")[:20])
     assert "ticket_search_trgm_idx" in found, found
     assert "Seq Scan" not in found, found
 
