@@ -2,12 +2,10 @@
 (signed in, the same service as the API and the link); the dashboards show CSAT beside SLA
 compliance."""
 
-import importlib
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.apps import apps
 from django.utils import timezone
 
 from accounts.models import Profile
@@ -18,11 +16,6 @@ from ticketing.models import TicketRecord
 from workflow import services as ticket_services
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _survey_templates(db):
-    importlib.import_module("notifications.migrations.0011_survey_template").install(apps, None)
 
 
 @pytest.fixture

@@ -1,49 +1,12 @@
-import importlib
-
 import pytest
-from django.apps import apps
 
-from tests.factories import HandlerGroupFactory, UserFactory
+# The support group, its handlers and leader, and an outsider: the console tests' own.
+from tests.console.conftest import group, handlers, leader, outsider  # noqa: F401, F811
 from workflow import services as ticket_services
 
-SURVEY_TEMPLATES = "notifications.migrations.0011_survey_template"
-
-
-@pytest.fixture(autouse=True)
-def _survey_templates(_reference_data, request):
-    """The survey's notification templates, put back after a transactional test's flush
-    (as tests/conftest.py's reference data)."""
-    names = request.fixturenames
-    if "db" in names or "transactional_db" in names or request.node.get_closest_marker("django_db"):
-        importlib.import_module(SURVEY_TEMPLATES).install(apps, None)
-
 
 @pytest.fixture
-def handlers(db):
-    return [UserFactory(username=f"handler{i}") for i in range(2)]
-
-
-@pytest.fixture
-def leader(db):
-    return UserFactory(username="leader")
-
-
-@pytest.fixture
-def group(handlers, leader):
-    """A manual-strategy group: approved tickets wait in its pool."""
-    return HandlerGroupFactory(name="support", leader=leader, members=handlers, assign_strategy=0)
-
-
-@pytest.fixture
-def outsider(db):
-    """A handler of another group: may not see the support group's tickets."""
-    user = UserFactory(username="outsider")
-    HandlerGroupFactory(name="facilities", members=[user], assign_strategy=0)
-    return user
-
-
-@pytest.fixture
-def complete(submit, group, approver, handlers):
+def complete(submit, group, approver, handlers):  # noqa: F811
     """`complete(**submit_kwargs)`: a ticket of the support group, taken and completed by
     handlers[0] (its applicant asked how it went)."""
 
