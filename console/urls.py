@@ -33,6 +33,7 @@ urlpatterns = [
     path("tickets/<int:ticket_id>/pause/", ticket.ticket_pause, name="ticket-pause"),
     path("tickets/<int:ticket_id>/resume/", ticket.ticket_resume, name="ticket-resume"),
     path("tickets/<int:ticket_id>/complete/", ticket.ticket_complete, name="ticket-complete"),
+    path("tickets/<int:ticket_id>/reopen/", ticket.ticket_reopen, name="ticket-reopen"),
     path("tickets/<int:ticket_id>/transfer/", ticket.ticket_transfer, name="ticket-transfer"),
     path("tickets/<int:ticket_id>/close/", ticket.ticket_close, name="ticket-close"),
     path("tickets/<int:ticket_id>/cancel/", ticket.ticket_cancel, name="ticket-cancel"),

@@ -259,6 +259,76 @@ def sla_finalize(*, ticket: Ticket, now: datetime, merged: bool = False) -> SlaO
     return outcome
 
 
+def sla_reopen(
+    *, ticket: Ticket, completed_time: datetime | None, now: datetime, user=None
+) -> Ticket:
+    """A completed ticket reopened (inside the reopen's transaction, which holds the
+    ticket's row lock): its resolve clock runs on from where it stopped at `completed_time`.
+    The time between completion and reopen does not count — a pause from the completion to
+    now in the segment log — so the resolve deadline moves later by that span in business
+    time (recomputed from the log, as at resume). The outcome written at completion is no
+    longer final and is removed; `sla_finalize` writes it again at the next completion or
+    at the close. The resolve clock's escalation levels that came due while the ticket was
+    completed (void: the clock had stopped) are pending again, and every pending level is
+    re-timed from the moved deadline (`escalation.sync_events`). A deadline reached before
+    the completion stays reached (resolve_timeout). The response clock ended at acceptance
+    and does not move."""
+    SlaOutcome.objects.filter(ticket_id=ticket.pk).delete()
+    if completed_time is not None and completed_time < now:
+        ClockSegment.objects.bulk_create(
+            [
+                ClockSegment(
+                    ticket_id=ticket.pk,
+                    clock=Clock.RESOLVE,
+                    kind=SegmentKind.PAUSE,
+                    at=completed_time,
+                    actor=user,
+                ),
+                ClockSegment(
+                    ticket_id=ticket.pk,
+                    clock=Clock.RESOLVE,
+                    kind=SegmentKind.RESUME,
+                    at=now,
+                    actor=user,
+                ),
+            ]
+        )
+        SlaEvent.objects.filter(
+            ticket_id=ticket.pk,
+            clock=Clock.RESOLVE,
+            state=EventState.VOID,
+            due_at__gte=completed_time,
+        ).update(state=EventState.PENDING, fired_at=None)
+    rule = ticket.sla_rule
+    before = ticket.resolve_deadline
+    pauses = _pauses(ticket.pk)
+    _, ticket.resolve_deadline = _deadlines(ticket, rule, pauses)
+    Ticket.objects.filter(pk=ticket.pk).update(resolve_deadline=ticket.resolve_deadline)
+    escalation.sync_events(
+        ticket,
+        rule,
+        response_deadline=ticket.response_deadline,
+        resolve_deadline=ticket.resolve_deadline,
+        pauses=pauses,
+        now=now,
+        resumed=True,
+    )
+    record(
+        ticket_id=ticket.pk,
+        action="sla_resume",
+        actor_id=user.pk if user else None,
+        now=now,
+        detail={
+            "reopen": True,
+            "resolve_deadline_before": before.isoformat() if before else None,
+            "resolve_deadline": (
+                ticket.resolve_deadline.isoformat() if ticket.resolve_deadline else None
+            ),
+        },
+    )
+    return ticket
+
+
 def _met(result: str) -> bool | None:
     """The result as the met boolean: null when the clock was neither met nor breached."""
     met: dict[str, bool] = {ClockResult.MET: True, ClockResult.BREACHED: False}

@@ -10,13 +10,19 @@ console alike.
 - Audience: staff-side viewers of a ticket (staff, its handler, its group's members and leader,
   any handler for a no-group ticket) see everything about it; everyone else who may see it
   (its applicant, its watchers, approvers) sees its public story only: no internal notes, no routing
-  internals, no SLA rule (`Audience.sees_internals`)."""
+  internals, no SLA rule (`Audience.sees_internals`).
+- Reopening a completed ticket: its team at any time, its applicant within REOPEN_DAYS of the
+  completion (`can_reopen`); after that the applicant opens a new ticket. Writing on a ticket
+  by mail (`mail_reply`): its applicant, its watchers and its team."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from collaboration.models import Watcher
@@ -161,6 +167,34 @@ def can_close(user, ticket: Ticket) -> bool:
     return user.is_staff or ticket.creator_id == user.pk
 
 
+def reopen_window_open(ticket: Ticket, now: datetime | None = None) -> bool:
+    """Within settings.REOPEN_DAYS of the ticket's completion (a ticket not completed has no
+    window to miss: whether it may be reopened at all is its state's business, a 409)."""
+    if ticket.completed_time is None:
+        return True
+    window = timedelta(days=settings.REOPEN_DAYS)
+    return (now or timezone.now()) <= ticket.completed_time + window
+
+
+def can_reopen(
+    user, ticket: Ticket, audience: Audience | None = None, *, now: datetime | None = None
+) -> bool:
+    """Its team (whoever works on it) at any time; its applicant within the reopen window.
+    `now`: the instant to judge the window at (the mail intake's), else the present."""
+    if can_work_on(user, ticket, audience):
+        return True
+    return ticket.creator_id == user.pk and reopen_window_open(ticket, now)
+
+
+def can_write_by_mail(user, ticket: Ticket, audience: Audience | None = None) -> bool:
+    """May add a public reply to the ticket by e-mail: its applicant, a watcher of it (copied
+    in, or added by the team) or its team. Anyone else's message starts a ticket of their
+    own (mail.services.intake)."""
+    if ticket.creator_id == user.pk or can_work_on(user, ticket, audience):
+        return True
+    return Watcher.objects.filter(ticket_id=ticket.pk, user_id=user.pk).exists()
+
+
 def can_accept(user, ticket: Ticket, audience: Audience | None = None) -> bool:
     """A pool ticket: whoever may handle it; an assigned one: only its handler."""
     if ticket.ticket_status == TicketStatus.PENDING_PROCESS:
@@ -188,6 +222,8 @@ _RULES: dict[str, Callable[[Any, Ticket, "Audience | None"], bool]] = {
     "complete": lambda user, ticket, audience: ticket.handler_id == user.pk,
     "transfer": lambda user, ticket, audience: can_transfer(user, ticket),
     "close": lambda user, ticket, audience: can_close(user, ticket),
+    "reopen": can_reopen,
+    "mail_reply": can_write_by_mail,
     # Satisfaction: the survey asks the applicant; the team reads the answer too.
     "rate": lambda user, ticket, audience: ticket.creator_id == user.pk,
     "read_rating": lambda user, ticket, audience: (
@@ -208,6 +244,11 @@ DENIED = {
     "complete": _("Only the ticket's handler may complete it."),
     "transfer": _("Only the group leader or staff may transfer a ticket."),
     "close": _("Only the applicant or staff may close a ticket."),
+    "reopen": _(
+        "Only the ticket's team may reopen it now: its applicant may reopen it within "
+        "%(days)s days of its completion, and may open a new ticket after that."
+    ),
+    "mail_reply": _("Only the applicant, the watchers and the team may write on this ticket."),
     "rate": _("Only the ticket's applicant may rate the help."),
     "read_rating": _("Only the applicant and the team read the rating."),
 }
@@ -217,11 +258,19 @@ def may(action: str, user, ticket: Ticket, audience: Audience | None = None) -> 
     return _RULES[action](user, ticket, audience)
 
 
+def denied(action: str) -> str:
+    """The refusal's words (DENIED), with the setting a rule names filled in."""
+    message = str(DENIED[action])
+    if action == "reopen":
+        message = message % {"days": settings.REOPEN_DAYS}
+    return message
+
+
 def require(action: str, user, ticket: Ticket, audience: Audience | None = None) -> None:
     """Raise Forbidden (a 403, on the API and the pages alike) unless the user may take this
     action on this ticket; whether its state allows it is the service's to say (409)."""
     if not may(action, user, ticket, audience):
-        raise Forbidden(str(DENIED[action]))
+        raise Forbidden(denied(action))
 
 
 def require_approver(user) -> None:

@@ -76,6 +76,10 @@ CLOSE = Transition(
     ),
     TicketStatus.CLOSED,
 )
+# A completed ticket its applicant (within settings.REOPEN_DAYS) or its team takes up again: a
+# reply by mail on it, or the Reopen action. The same handler works on it; the resolve clock
+# runs on from where it stopped (sla.services.sla_reopen). A closed ticket is never reopened.
+REOPEN = Transition("reopen", "ticket_status", (TicketStatus.COMPLETED,), TicketStatus.PROCESSING)
 # A duplicate merged into another ticket (collaboration.services.merging): closed, with
 # `merged_into` set, from wherever a close may start.
 MERGE = Transition(
@@ -118,6 +122,7 @@ TRANSITION_WORDS = {
     "accept": _("accept"),
     "complete": _("complete"),
     "close": _("close"),
+    "reopen": _("reopen"),
     "transfer": _("transfer"),
     "merge": _("merge"),
     "pause": _("pause"),
@@ -171,6 +176,7 @@ ACTIONS = (
     "pause",
     "resume",
     "complete",
+    "reopen",
     "transfer",
     "close",
 )
@@ -189,6 +195,8 @@ def actions_allowed_now(ticket) -> frozenset[str]:
         for name, transition in (
             ("accept", ACCEPT),
             ("complete", COMPLETE),
+            # (completed, so neither closed nor merged: both leave the ticket closed)
+            ("reopen", REOPEN),
             ("close", CLOSE),
             ("transfer", TRANSFER_TO_GROUP),
         ):

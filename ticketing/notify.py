@@ -120,8 +120,10 @@ def replied(ticket: Ticket, reply: TicketReply, *, mentioned: list[int] | None =
             ticket=ticket,
             dedupe_key=f"ticket:{ticket.pk}:reply:{reply.pk}",
             author=reply.author.get_username() if reply.author else _("system"),
-            # The e-mail carries the reply itself (notifications/channels/email.py).
+            # The e-mail carries the reply itself (notifications/channels/email.py), and its
+            # files and audience (mail/outbound.py: an internal note never goes by e-mail).
             body=reply.content,
+            replyId=reply.pk,
         )
 
 
@@ -142,6 +144,7 @@ STATUS_WORDS = {
     "complete": _("completed"),
     "close": _("closed"),
     "merge": _("merged into another ticket"),
+    "reopen": _("reopened"),
 }
 
 
@@ -198,13 +201,38 @@ def mentioned(ticket: Ticket, reply: TicketReply, user_ids: list[int]) -> None:
 
 
 def completed(ticket: Ticket) -> None:
+    # The completion's instant names it: a ticket completed again after a reopen tells anew.
+    at = ticket.completed_time.astimezone(UTC).isoformat() if ticket.completed_time else ""
     _send(
         recipients=[ticket.creator_id],
         template_code="ticket-completed",
         ticket=ticket,
-        dedupe_key=f"ticket:{ticket.pk}:completed",
+        dedupe_key=f"ticket:{ticket.pk}:completed:{at}",
         handler=ticket.handler.get_username() if ticket.handler else "",
     )
+
+
+def reopened(ticket: Ticket, actor, record_key: str, *, reason: str = "") -> None:
+    """A completed ticket taken up again (workflow.services.ticket_reopen): its applicant and
+    its handler read "reopened" (ticket-reopened, with the reason), its watchers the status
+    change (status_changed); whoever reopened it is told nothing, nobody twice. `actor`: the
+    user who reopened it, or None (the system)."""
+    actor_id = actor.pk if actor is not None else None
+    people = [r for r in (ticket.creator_id, ticket.handler_id) if r and r != actor_id]
+    people = list(dict.fromkeys(people))
+    if people:
+        _send(
+            recipients=people,
+            template_code="ticket-reopened",
+            ticket=ticket,
+            dedupe_key=f"ticket:{ticket.pk}:reopened:{record_key}",
+            actor=actor.get_username() if actor is not None else _("system"),
+            handler=ticket.handler.get_username() if ticket.handler else _("nobody"),
+            # The e-mail carries the reason itself (notifications/channels/email.py).
+            body=reason,
+        )
+    watchers = [w for w in watcher_ids(ticket.pk) if w not in people]
+    status_changed(ticket, "reopen", actor_id, record_key, watchers=watchers)
 
 
 def rejected(ticket: Ticket, reason: str) -> None:

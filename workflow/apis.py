@@ -22,6 +22,7 @@ from .serializers import (
     PoolQuery,
     RecordOutput,
     RejectInput,
+    ReopenInput,
     ReplyInput,
     ReplyOutput,
     TicketOutput,
@@ -172,6 +173,30 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         ticket = self._ticket()
         access.require("complete", request.user, ticket)
         return self._respond(services.ticket_complete(ticket_id=ticket.pk, handler=request.user))
+
+    @extend_schema(
+        summary="Reopen a completed ticket",
+        description="Back to processing with the same handler; the resolve clock runs on "
+        "from where it stopped (the time while completed does not count) and the SLA outcome "
+        "is no longer final. The ticket's team may reopen it at any time, its applicant within "
+        "REOPEN_DAYS (default 14) of the completion: 403 for anyone else, and for the "
+        "applicant after the window (the message names it; they open a new ticket then). "
+        "409 when the ticket is not completed (open, closed, merged, or reopened already); "
+        "nothing changes on a refusal.",
+        request=ReopenInput,
+        responses={200: TicketOutput, **errors(400, 401, 403, 404, 409)},
+    )
+    @action(detail=True, methods=["post"])
+    def reopen(self, request: Request, pk=None) -> Response:
+        """Who may is a rule about people (access "reopen"): a 403, also for the applicant
+        past the window, which is about who they are for this ticket now (its team still
+        may); whether its state allows it is the service's compare-and-set (409)."""
+        ticket = self._ticket()
+        access.require("reopen", request.user, ticket)
+        data = _valid(ReopenInput, request.data)
+        return self._respond(
+            services.ticket_reopen(ticket_id=ticket.pk, user=request.user, reason=data["reason"])
+        )
 
     @extend_schema(
         summary="Close a ticket",

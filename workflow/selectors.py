@@ -186,6 +186,7 @@ PUBLIC_RECORD_DETAIL = {
     "reply": ("reply_id", "reply_type", "attachment_ids"),
     "attachment_removed": ("attachment_id", "filename", "reply_id"),
     "complete": ("field",),
+    "reopen": ("field", "reason"),
     "close": ("field",),
     # Working together (collaboration/): who follows it, and where a duplicate went.
     "watcher_added": ("user_id", "source"),
@@ -199,9 +200,9 @@ PUBLIC_REPLY_LABEL = ReplyType.PUBLIC.name.lower()  # as records store it (servi
 def records_for(audience: Audience, ticket: Ticket) -> list[TicketRecord]:
     """The ticket's audit trail as this viewer may read it: all of it for staff-side viewers;
     for anyone else the public story — submitted, approved or rejected, cancelled, public
-    replies, public files removed, completed, closed — with no internal note, routing step,
-    SLA event or handler id (the actor is kept only when it is the applicant or the author of
-    a public reply)."""
+    replies, public files removed, completed, reopened, closed — with no internal note,
+    routing step, SLA event or handler id (the actor is kept only when it is the applicant or
+    the author of a public reply)."""
     records = ticket.records.select_related("actor").order_by("id")
     if audience.sees_internals(ticket):
         return list(records)

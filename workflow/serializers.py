@@ -221,6 +221,16 @@ class DeclineInput(serializers.Serializer):
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
+class ReopenInput(serializers.Serializer):
+    reason = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why it is taken up again (optional): the applicant and the handler read it.",
+    )
+
+
 class TransferInput(serializers.Serializer):
     handler_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     handler_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)

@@ -1,7 +1,8 @@
 """The ticket workflow: submit, approve, reject, cancel, accept, decline, reply, complete,
-close, transfer. Each service is keyword-only, owns its transaction and applies transitions
-of the state machine through `transitions.apply_transition` (compare-and-set + the audit
-record); routing decides who gets a ticket (routing.route), sla starts and stops its clocks."""
+reopen, close, transfer. Each service is keyword-only, owns its transaction and applies
+transitions of the state machine through `transitions.apply_transition` (compare-and-set +
+the audit record); routing decides who gets a ticket (routing.route), sla starts and stops
+its clocks."""
 
 import logging
 from datetime import datetime
@@ -20,7 +21,7 @@ from routing import presence
 from routing.offers import decline_offer, offer_answered
 from routing.route import lock_group, route
 from satisfaction.services import survey_ask
-from sla.services import sla_finalize, sla_resume, sla_start_clocks
+from sla.services import sla_finalize, sla_reopen, sla_resume, sla_start_clocks
 from ticketing import lifecycle, notify
 from ticketing.lifecycle import IllegalTransition
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
@@ -363,6 +364,59 @@ def ticket_complete(*, ticket_id: int, handler, now: datetime | None = None) -> 
         notify.completed(ticket)
         notify.status_changed(ticket, "complete", handler.pk, now.isoformat())
         survey_ask(ticket=ticket, now=now)
+        return ticket
+
+
+REOPEN_REASON_MAX = 2000
+
+
+def ticket_reopen(*, ticket_id: int, user, now: datetime | None = None, reason: str = "") -> Ticket:
+    """Take a completed ticket up again (a reply by mail on it, or the Reopen action): back to
+    processing with the same handler, completed_time cleared. Who may is the caller's check
+    (access "reopen": the team, or the applicant within REOPEN_DAYS); `user` is None when no
+    person is named (recorded as the system). A ticket not completed — still open, closed,
+    merged, or reopened already by a concurrent caller — is an IllegalTransition (409),
+    nothing changed: the compare-and-set also names the completion it reopens, so a ticket
+    completed again in between is not reopened on the strength of the earlier one.
+
+    The resolve clock runs on from where it stopped (sla_reopen: the time while completed
+    does not count, the outcome is no longer final, the escalation levels are re-timed).
+    The handler's load counts the ticket again by itself: the load rows follow the ticket's
+    status (triggers on the ticket table, routing/migrations/0009), in this statement, so
+    routing sees the handler one ticket fuller at once; their presence stays as it is (a
+    wrap-up the completion started runs out on its own). The satisfaction survey asked at
+    the completion stays as it is, answered or not: the applicant may still rate the help,
+    and the next completion asks no second time (satisfaction.services.survey_ask). The
+    applicant, the handler and the watchers are told, except whoever reopened it."""
+    now = now or timezone.now()
+    reason = (reason or "").strip()
+    if len(reason) > REOPEN_REASON_MAX:
+        raise InvalidArgument(
+            "reason",
+            _("Ensure this field has no more than %(max)d characters.")
+            % {"max": REOPEN_REASON_MAX},
+        )
+    actor_id = user.pk if user is not None else None
+    with transaction.atomic():
+        completed_time = (
+            Ticket.objects.filter(pk=ticket_id).values_list("completed_time", flat=True).first()
+        )
+        ticket = apply_transition(
+            ticket_id=ticket_id,
+            transition=lifecycle.REOPEN,
+            actor_id=actor_id,
+            now=now,
+            values={"completed_time": None},
+            condition=Q(completed_time=completed_time)
+            if completed_time is not None
+            else Q(completed_time__isnull=True),
+            detail={
+                "completed_time": completed_time.isoformat() if completed_time else None,
+                **({"reason": reason} if reason else {}),
+            },
+        )
+        sla_reopen(ticket=ticket, completed_time=completed_time, now=now, user=user)
+        notify.reopened(ticket, user, now.isoformat(), reason=reason)
         return ticket
 
 
