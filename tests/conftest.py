@@ -68,11 +68,14 @@ REFERENCE_DATA_MIGRATIONS = [
     "notifications.migrations.0009_watcher_templates",
     "notifications.migrations.0010_merge_template",
     "notifications.migrations.0011_survey_template",
+    "notifications.migrations.0012_reopen_template",
+    "notifications.migrations.0013_replies_by_email",
     "insight.migrations.0004_simulation_recovery_sweep",
     "sla.migrations.0002_catch_all_rule_and_scan_schedule",
     "handler_groups.migrations.0003_routing_schedules",
     "idempotency.migrations.0002_purge_schedule",
     "attachments.migrations.0002_sweep_schedule",
+    "mail.migrations.0002_fetch_schedule",
 ]
 
 

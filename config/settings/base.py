@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "collaboration",
     "satisfaction",
     "workflow",
+    "mail",
     "sla",
     "routing",
     "insight",
@@ -304,6 +305,8 @@ THROTTLE_RATES = {
     "anon": env("THROTTLE_ANON", default="60/min"),
     "user": env("THROTTLE_USER", default="1200/min"),
     "login": env("THROTTLE_LOGIN", default="10/min"),
+    # Received mail posted by a provider's webhook, per mailbox and client address.
+    "mail_inbound": env("THROTTLE_MAIL_INBOUND", default="600/min"),
 }
 # Number of proxies in front of the app whose X-Forwarded-For DRF may trust for the client
 # address (throttles); 0 means REMOTE_ADDR.
@@ -365,6 +368,10 @@ CELERY_TASK_ROUTES = {
     "notifications.deliver": {"queue": "deliveries"},
     "insight.simulate": {"queue": "slow"},
     "attachments.thumbnail": {"queue": "slow"},
+    # Mail in: fetching IMAP mailboxes waits on remote servers; the notices a refused sender
+    # gets go out with the other deliveries.
+    "mail.fetch_all": {"queue": "mail"},
+    "mail.notice": {"queue": "deliveries"},
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -391,8 +398,15 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # Worker and beat log through Django's LOGGING (one JSON object per line on stdout), like the web.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# Development (`make run`): every e-mail is one INFO log line (recipients, subject), not sent.
-EMAIL_BACKEND = env("EMAIL_BACKEND", default="config.mail.LogEmailBackend")
+# EMAIL_URL names the SMTP server mail goes out through (smtp://user:password@host:587 with
+# ?tls=true or smtps:// for TLS; django-environ's email_url); `make run` points it at its local
+# mail catcher (devserver/mailcatcher.py). Unset: every e-mail is one INFO log line
+# (recipients, subject), not sent. EMAIL_BACKEND, when set, wins over both.
+if env("EMAIL_URL", default=""):
+    vars().update(env.email_url("EMAIL_URL"))
+    EMAIL_BACKEND = env("EMAIL_BACKEND", default=env.email_url("EMAIL_URL")["EMAIL_BACKEND"])
+else:
+    EMAIL_BACKEND = env("EMAIL_BACKEND", default="config.mail.LogEmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="ticketdesk@localhost")
 # One SMTP conversation ends well inside an outbox delivery's lease (notifications/delivery.py:
 # SEND_TIMEOUT_SECONDS), so a slow server means a retry, not a second concurrent send.
@@ -400,6 +414,16 @@ EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
 # Where people reach this site: the links that messages carry (the survey's, in e-mail and
 # the inbox) are absolute under it.
 SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
+
+# Tickets by e-mail (mail app). The key the mailboxes' IMAP passwords and inbound secrets are
+# encrypted with (mail/crypto.py; unset: derived from SECRET_KEY); how many days after its
+# completion the applicant may still reopen a ticket (the team always may); how many new
+# tickets one sender may open by mail in an hour before further messages are held for review.
+MAIL_SECRET_KEY = env("MAIL_SECRET_KEY", default="")
+REOPEN_DAYS = env.int("REOPEN_DAYS", default=14)
+MAIL_FLOOD_PER_HOUR = env.int("MAIL_FLOOD_PER_HOUR", default=20)
+# A CA bundle to verify IMAP servers' certificates with, beyond the system's (a private CA).
+MAIL_IMAP_CA_FILE = env("MAIL_IMAP_CA_FILE", default="")
 
 # Queue ranking service (queueing app).
 QUEUEING_REDIS_URL = env("QUEUEING_REDIS_URL", default=REDIS_URL)

@@ -12,7 +12,12 @@ STORAGES = {
 LOGGING["root"]["level"] = env("LOG_LEVEL", default="WARNING").strip().upper()
 WHITENOISE_AUTOREFRESH = True
 # The suite makes thousands of requests from one address; the throttle tests set their own.
-THROTTLE_RATES = {"anon": "100000/min", "user": "100000/min", "login": "100000/min"}
+THROTTLE_RATES = {
+    "anon": "100000/min",
+    "user": "100000/min",
+    "login": "100000/min",
+    "mail_inbound": "100000/min",
+}
 # Tests change rules and templates with queryset updates too: no memo (tests/test_memo.py
 # turns it on where it is the subject).
 REFERENCE_CACHE_SECONDS = env.float("REFERENCE_CACHE_SECONDS", default=0)
