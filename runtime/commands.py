@@ -54,7 +54,7 @@ def web_command(env: Mapping[str, str] | None = None) -> list[str]:
 # an SLA level. CELERY_QUEUES (comma-separated) overrides a kind's list, e.g. to give
 # deliveries their own processes.
 CRITICAL_QUEUES = "critical"
-SLOW_QUEUES = "deliveries,slow"
+SLOW_QUEUES = "deliveries,mail,slow"
 # Slow work yields the CPU to critical work on a shared machine (a nice value, not a limit:
 # idle cores still go to it).
 SLOW_NICENESS = "10"

@@ -58,8 +58,10 @@ def test_each_task_goes_to_the_queue_of_its_kind():
         assert _queue(name) == "critical", name
     assert _queue("notifications.deliver") == "deliveries"
     assert _queue("insight.simulate") == "slow"
+    assert _queue("mail.fetch_all") == "mail"
+    assert _queue("mail.notice") == "deliveries"
     ours = [name for name in app.tasks if not name.startswith("celery.")]
-    assert {_queue(name) for name in ours} == {"critical", "deliveries", "slow"}
+    assert {_queue(name) for name in ours} == {"critical", "deliveries", "mail", "slow"}
 
 
 class _SlowReceiver:

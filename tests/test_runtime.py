@@ -40,7 +40,7 @@ def test_the_commands_come_from_the_environment():
     assert worker_command({"CELERY_CONCURRENCY": "3"})[-1] == "3"
     critical, slow = worker_command({}), slow_worker_command({"CELERY_SLOW_CONCURRENCY": "4"})
     assert critical[critical.index("-Q") + 1] == "critical"
-    assert slow[slow.index("-Q") + 1] == "deliveries,slow" and slow[-1] == "4"
+    assert slow[slow.index("-Q") + 1] == "deliveries,mail,slow" and slow[-1] == "4"
     assert critical[critical.index("-n") + 1] != slow[slow.index("-n") + 1]
     assert slow[:3][1:] == ["-n", "10"]  # slow work yields the CPU (nice)
     assert worker_command({"CELERY_QUEUES": "critical,deliveries"})[critical.index("-Q") + 1] == (
