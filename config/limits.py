@@ -18,6 +18,10 @@ QUEUEING_PREFIX = "/api/queueing/"
 # multipart framing; streamed to a temporary file by Django's upload handlers, never read
 # into memory here.
 UPLOAD_PATH = "/api/attachments/"
+# Received mail posted by a provider (mail/apis.py): each mailbox has its own limit
+# (max_message_bytes), checked by the view from Content-Length before reading and again
+# while reading the stream; neither the API's limit nor the pages' applies.
+MAIL_INBOUND_PREFIX = "/api/mail/inbound/"
 MULTIPART_OVERHEAD = 64 * 1024
 
 
@@ -56,7 +60,7 @@ class ApiBodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.path.startswith("/api/"):
+        if request.path.startswith("/api/") and not request.path.startswith(MAIL_INBOUND_PREFIX):
             try:
                 declared = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:

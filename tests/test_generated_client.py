@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 PACKAGE = "ticketdesk_client"
 # No post hooks: the generator would otherwise run ruff over the generated code.
-CONFIG = "post_hooks: []\n"
+# The raw message the mail endpoint takes (message/rfc822) is bytes to the generator.
+CONFIG = "post_hooks: []\ncontent_type_overrides:\n  message/rfc822: application/octet-stream\n"
 
 
 @pytest.fixture
