@@ -1,8 +1,9 @@
 """`make run`: the whole back-office on one machine, served the way production serves it.
 
 Uses the PostgreSQL and Redis named by DATABASE_URL / REDIS_URL, or starts embedded ones with
-their data in ./.data (kept between runs), and a ClamAV daemon that scans uploads (unless
-ATTACHMENT_SCANNER is set). Then migrates, collects static files, loads the demo
+their data in ./.data (kept between runs), a ClamAV daemon that scans uploads (unless
+ATTACHMENT_SCANNER is set) and a mail catcher that keeps outgoing mail in .data/mail (unless
+EMAIL_URL is set). Then migrates, collects static files, loads the demo
 data and runs gunicorn, two Celery workers (time-critical and slow work) and celery-beat — the
 command lines of runtime/commands.py — until Ctrl-C / SIGTERM, when it stops all of them and the
 embedded servers it started. If any of them dies, it stops the rest and exits non-zero.
@@ -11,7 +12,7 @@ Two settings modules, chosen here unless DJANGO_SETTINGS_MODULE says otherwise:
 
 - `make run`: config.settings.local — production's behaviour (DEBUG off, persistent database
   connections with health checks, static files served by whitenoise from what collectstatic
-  wrote) with local conveniences (any Host accepted, e-mail as log lines, plain HTTP).
+  wrote) with local conveniences (any Host accepted, e-mail to the mail catcher, plain HTTP).
 - `make dev` (WEB_SERVER=runserver): config.settings.dev — Django's auto-reloading runserver
   instead of gunicorn, DEBUG on, one database connection per request.
 
@@ -30,6 +31,7 @@ import socket
 import sys
 from collections.abc import Callable, Mapping
 
+from devserver.mailcatcher import MailCatcher
 from devserver.processes import ROOT, DevServerError, StopRequested, Supervisor, say
 from devserver.services import (
     DATA_DIR,
@@ -37,6 +39,7 @@ from devserver.services import (
     EmbeddedPostgres,
     EmbeddedRedis,
     read_dotenv,
+    shown,
 )
 from runtime.commands import (
     METRICS_DIR_ENV,
@@ -49,6 +52,7 @@ from runtime.commands import (
 
 DATABASE_NAME = "ticketdesk"
 FIRST_REDIS_PORT = 6390
+MAIL_DIR = DATA_DIR / "mail"
 RUN_SETTINGS = "config.settings.local"  # `make run`
 DEV_SETTINGS = "config.settings.dev"  # `make dev`
 DEFAULT_HOST = "127.0.0.1"
@@ -71,7 +75,7 @@ def main() -> int:
 
     supervisor = Supervisor()
     supervisor.install_signal_handlers()
-    started: list[EmbeddedPostgres | EmbeddedRedis | EmbeddedClamd] = []
+    started: list[EmbeddedPostgres | EmbeddedRedis | EmbeddedClamd | MailCatcher] = []
     try:
         say(f"settings: {env['DJANGO_SETTINGS_MODULE']}")
         if warning:
@@ -98,6 +102,9 @@ def main() -> int:
         if clamd is not None:
             started.append(clamd)
         supervisor.raise_if_stop_requested()
+        catcher = _start_mail_catcher(env)
+        if catcher is not None:
+            started.append(catcher)
 
         reset_metrics_dir(env[METRICS_DIR_ENV])
         supervisor.run_step("migrate", [*manage, "migrate", "--noinput"], env=env)
@@ -149,6 +156,21 @@ def _start_clamd(env: dict[str, str]) -> EmbeddedClamd | None:
     env["ATTACHMENT_SCANNER"] = "clamav"
     env["CLAMD_ADDRESS"] = clamd.address
     return clamd
+
+
+def _start_mail_catcher(env: dict[str, str]) -> MailCatcher | None:
+    """Outgoing mail goes to a local SMTP server that keeps each message in .data/mail (one
+    .eml file each, one log line each), unless EMAIL_URL names a real one."""
+    if env.get("EMAIL_URL"):
+        say("e-mail: external, from EMAIL_URL")
+        return None
+    catcher = MailCatcher(MAIL_DIR, log=lambda line: say(f"mail catcher | {line}"))
+    try:
+        catcher.start()
+    except OSError as exc:
+        raise DevServerError(f"cannot start the mail catcher ({exc})") from None
+    env["EMAIL_URL"] = catcher.url
+    return catcher
 
 
 def settings_module(env: Mapping[str, str]) -> str:
@@ -235,7 +257,7 @@ def _announce_when_listening(
     host: str,
     port: int,
     env: dict[str, str],
-    started: list[EmbeddedPostgres | EmbeddedRedis | EmbeddedClamd],
+    started: list[EmbeddedPostgres | EmbeddedRedis | EmbeddedClamd | MailCatcher],
     warning: str | None,
 ) -> Callable[[], None]:
     """Print the URLs once the web server accepts connections (and the exposure warning again,
@@ -262,6 +284,8 @@ def _announce_when_listening(
             f"  API docs   {base}/api/docs/",
             f"  API root   {base}/api/",
             f"  console    {base}/console/",
+            f"  mailboxes  {base}/admin/mail/mailbox/ (then mail in: python manage.py mail_in "
+            "--mailbox ADDRESS < message.eml, IMAP, or the webhook: docs/mail.md)",
         ]
         # Only URLs of our own servers: an external URL may carry a password.
         if EmbeddedPostgres in embedded:
@@ -272,6 +296,8 @@ def _announce_when_listening(
             lines.append(
                 f"  CLAMD_ADDRESS={env['CLAMD_ADDRESS']} (uploads scanned; test signature only)"
             )
+        if MailCatcher in embedded:
+            lines.append(f"  mail catcher: {env['EMAIL_URL']} (messages in {shown(MAIL_DIR)})")
         if warning:
             lines.append(warning)
         for line in [*lines, ""]:

@@ -13,11 +13,11 @@ SEND_TIMEOUT_SECONDS = 10.0
 
 
 class PermanentDeliveryError(Exception):
-    """Retrying cannot help (e.g. the receiver answered 4xx): mark the delivery failed."""
+    """Retrying cannot help (a webhook's 4xx, an SMTP 5xx): mark the delivery failed."""
 
 
 class TransientDeliveryError(Exception):
-    """Worth retrying later (timeouts, 5xx, connection errors)."""
+    """Worth retrying later (a webhook's 5xx, an SMTP 4xx, timeouts, connection errors)."""
 
 
 class Channel(Protocol):
