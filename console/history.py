@@ -204,6 +204,18 @@ def describe(record, names: Names, *, offered_at: datetime | None = None) -> str
         if action == "link_added":
             return _by(_("Linked as %(kind)s %(code)s") % params, actor)
         return _by(_("No longer %(kind)s %(code)s") % params, actor)
+    if action == "mail_received":  # mail/services/intake.py: the message that opened it
+        return _("Opened by e-mail to %(mailbox)s") % {"mailbox": detail.get("mailbox") or "?"}
+    if action == "reopen":
+        text = _by(_("Reopened"), actor)
+        reason = detail.get("reason")
+        return f"{text}: {reason}" if reason else text
+    if action == "mail_failed":  # mail/outbound.py: an e-mail of the thread bounced for good
+        text = _("Could not reach %(address)s by e-mail") % {
+            "address": detail.get("address") or "?"
+        }
+        error = detail.get("error")
+        return f"{text}: {error}" if error else text
     if action == "rated":
         return _("The applicant rated the help %(rating)s of 5") % {"rating": detail.get("rating")}
     if action == "sla_pause":

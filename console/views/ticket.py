@@ -34,6 +34,7 @@ from console.pages import (
 from console.timeline import clock_rows, timeline_svg
 from console.wording import customer_status
 from live import events as live_events
+from mail.selectors import mail_notes
 from live import viewers as live_viewers
 from notifications.markup import render_markdown
 from routing.decisions import decisions_for
@@ -148,8 +149,11 @@ def render_ticket(
     # The files the viewer may read (an internal note's only for the team): each reply's
     # under it, the ticket's own under its text, all of them in the side panel.
     reply_files = files.rows_by_reply(attachment_selectors.by_reply(replies), replies)
+    # Which came by e-mail, and the whole message behind each (mail.selectors).
+    by_mail = mail_notes(ticket=ticket, replies=replies, viewer_id=user.pk, insider=insider)
     for reply in replies:
         reply.files = reply_files[reply.pk]  # type: ignore[attr-defined]
+        reply.mail = by_mail.get(reply.pk)  # type: ignore[attr-defined]
     ticket_files = files.rows(attachment_selectors.on_ticket(audience, ticket))
     reply_form = forms.get("reply") or reply_form_for(request, insider, latest_reply_id)
     tracks = sla_timeline(ticket, outcome=outcome) if insider else []
@@ -168,6 +172,7 @@ def render_ticket(
         # "Why this agent?": routing internals, the team's view only; newest decision first.
         "routing_decisions": decisions_for(ticket.pk)[::-1] if insider else [],
         "replies": replies,
+        "opening_mail": by_mail.get(None),
         "latest_reply_id": latest_reply_id,
         "composer_sent": request.session.pop(SENT_SESSION_KEY % ticket.pk, False),
         "newer_reply": newer_reply,
@@ -438,6 +443,23 @@ def ticket_complete(request: HttpRequest, ticket_id: int) -> HttpResponse:
         action="complete",
         call=lambda: services.ticket_complete(ticket_id=ticket.pk, handler=request.user),
         success=_("%(code)s is completed; the applicant has been told.")
+        % {"code": ticket.bill_code},
+    )
+
+
+@login_required
+@require_POST
+def ticket_reopen(request: HttpRequest, ticket_id: int) -> HttpResponse:
+    """Take a completed ticket up again: its team at any time, its applicant within
+    REOPEN_DAYS of the completion (403 for anyone else, 409 once it is not completed:
+    nothing changed)."""
+    ticket = visible_ticket(request, ticket_id)
+    return _perform(
+        request,
+        ticket,
+        action="reopen",
+        call=lambda: services.ticket_reopen(ticket_id=ticket.pk, user=request.user),
+        success=_("%(code)s is reopened: it is being worked on again.")
         % {"code": ticket.bill_code},
     )
 
