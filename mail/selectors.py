@@ -16,7 +16,9 @@ class MailNote:
     full_text: str
 
 
-def mail_notes(*, ticket, replies, viewer_id: int, insider: bool) -> dict[int | None, MailNote]:
+def mail_notes(
+    *, ticket, replies, viewer_id: int | None, insider: bool
+) -> dict[int | None, MailNote]:
     """By reply id (None for the message that opened the ticket): the received e-mail behind
     it. The folded text is shown to the team and to the message's own author only: what a
     person quoted may be a notice meant for them alone. One query on mail_message_ticket_idx."""

@@ -34,8 +34,8 @@ from console.pages import (
 from console.timeline import clock_rows, timeline_svg
 from console.wording import customer_status
 from live import events as live_events
-from mail.selectors import mail_notes
 from live import viewers as live_viewers
+from mail.selectors import mail_notes
 from notifications.markup import render_markdown
 from routing.decisions import decisions_for
 from sla import services as sla_services
