@@ -14,6 +14,9 @@ class MailNote:
     # The whole text as the sender's client wrote it, quotes included ("" when nothing was
     # folded away, or when the viewer may not read it).
     full_text: str
+    # Its HTML as sanitised at intake (mail.parsing: no scripts, styles or remote images;
+    # inline images pointing at their files), for the same readers ("" otherwise).
+    html: str = ""
 
 
 def mail_notes(
@@ -28,13 +31,17 @@ def mail_notes(
         ticket_id=ticket.pk,
         direction=Direction.IN,
         outcome__in=(MessageOutcome.TICKET, MessageOutcome.REPLY),
-    ).values_list("reply_id", "outcome", "address", "full_text")
+    ).values_list("reply_id", "outcome", "address", "full_text", "html")
     authors = {reply.pk: reply.author_id for reply in replies}
-    for reply_id, outcome, address, full_text in rows:
+    for reply_id, outcome, address, full_text, html in rows:
         if outcome == MessageOutcome.REPLY and reply_id not in reply_ids:
             continue  # an internal note the viewer does not see (mail never makes one)
         key = None if outcome == MessageOutcome.TICKET else reply_id
         author = ticket.creator_id if key is None else authors.get(reply_id)
         readable = insider or author == viewer_id
-        found[key] = MailNote(address=address, full_text=full_text if readable else "")
+        found[key] = MailNote(
+            address=address,
+            full_text=full_text if readable else "",
+            html=html if readable else "",
+        )
     return found

@@ -40,7 +40,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import InterfaceError, OperationalError, connection, transaction
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 from django.utils.translation import gettext as _
 from redis.exceptions import RedisError
 from rest_framework.exceptions import APIException
@@ -74,6 +76,7 @@ DUPLICATE = "duplicate"
 _BILL_TOKEN = re.compile(r"\[#\s*([A-Za-z]{1,8}\d{6,20})\]")
 _TITLE_MAX = 200
 _SOURCES = ("imap", "pipe", "http", "retry")
+_CID_SRC = re.compile(r'src="cid:([^"]*)"', re.IGNORECASE)
 # What is the infrastructure's, not the message's: the caller retries (IMAP leaves the message
 # unmarked, the pipe answers EX_TEMPFAIL, the endpoint 503).
 INFRASTRUCTURE = (OperationalError, InterfaceError, RedisError)
@@ -271,7 +274,16 @@ def _reply_or_follow_up(
         attachment_ids=[f.pk for f in files],
         now=now,
     )
-    _store(mailbox, parsed, message_id, MessageOutcome.REPLY, now, ticket=ticket, reply=reply)
+    _store(
+        mailbox,
+        parsed,
+        message_id,
+        MessageOutcome.REPLY,
+        now,
+        ticket=ticket,
+        reply=reply,
+        files=files,
+    )
     return Received(MessageOutcome.REPLY, message_id, ticket_id=ticket.pk, reply_id=reply.pk)
 
 
@@ -315,7 +327,7 @@ def _open_ticket(
         now=now,
         detail={"mailbox": mailbox.address, "message_id": message_id},
     )
-    _store(mailbox, parsed, message_id, MessageOutcome.TICKET, now, ticket=ticket)
+    _store(mailbox, parsed, message_id, MessageOutcome.TICKET, now, ticket=ticket, files=files)
     _copy_in(ticket, parsed, mailbox, sender, now)
     if follows is not None:
         try:
@@ -402,6 +414,25 @@ def _upload_parts(parsed: ParsedMessage, uploader, now: datetime) -> list:
     return uploads
 
 
+def _with_files(parsed: ParsedMessage, files: list) -> str:
+    """The sanitised HTML with its inline images (`cid:`) pointing at the files they became
+    (whose download checks who may read them); an image without its file is dropped."""
+    html = parsed.html
+    if not html or "cid:" not in html.lower():
+        return html
+    by_cid = {
+        part.content_id.lower(): reverse("attachment-download", args=[upload.pk])
+        for part, upload in zip(parsed.parts, files, strict=False)
+        if part.content_id
+    }
+
+    def point(match: re.Match) -> str:
+        url = by_cid.get(match.group(1).lower())
+        return f'src="{escape(url)}"' if url else 'src=""'
+
+    return _CID_SRC.sub(point, html)
+
+
 def _store(
     mailbox: Mailbox,
     parsed: ParsedMessage,
@@ -412,6 +443,7 @@ def _store(
     ticket: Ticket | None = None,
     reply=None,
     detail: str = "",
+    files: list | None = None,
 ) -> MailMessage:
     return MailMessage.objects.create(
         message_id=message_id,
@@ -425,7 +457,7 @@ def _store(
         in_reply_to=" ".join(f"<{i}>" for i in parsed.in_reply_to),
         references=" ".join(f"<{i}>" for i in parsed.references),
         full_text=parsed.text if parsed.quoted_text else "",
-        html=parsed.html,
+        html=_with_files(parsed, files or []),
         detail=detail,
         at=now,
     )

@@ -7,6 +7,7 @@ public reply; and the console shows each as by e-mail, the whole message on dema
 import pytest
 from django.test import Client
 
+from attachments.models import Attachment
 from devserver.mailcatcher import MailCatcher
 from mail.models import Mailbox, MailMessage
 from mail.services.fetching import fetch_mailbox
@@ -15,8 +16,10 @@ from notifications import delivery as delivery_module
 from notifications import sending
 from notifications.delivery import delivery_attempt
 from notifications.models import OutboxDelivery
+from tests.attachments.helpers import png
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
 from tests.mail import imap_fixtures
+from tests.mail.messages import Attachment as MailAttachment
 from tests.mail.messages import make_message
 from ticketing.models import ReplyType, Ticket, TicketReply
 from workflow import services
@@ -174,3 +177,39 @@ def test_a_watcher_does_not_unfold_what_someone_else_quoted(media):
     assert "salary review" not in page
     client.force_login(alice)
     assert "salary review" in client.get(f"/console/tickets/{got.ticket_id}/").content.decode()
+
+
+def test_an_html_message_is_shown_sanitised_with_its_inline_image(media):
+    group = HandlerGroupFactory(name="IT", assign_strategy=0)
+    alice = UserFactory(username="alice", email="alice@example.test")
+    mailbox = Mailbox.objects.create(address="it-help@desk.test", name="IT", handler_group=group)
+
+    got = receive(
+        mailbox=mailbox,
+        raw=make_message(
+            from_="alice@example.test",
+            to="it-help@desk.test",
+            subject="Screen",
+            body=None,
+            html=(
+                '<p>My <b>screen</b> shows this:</p><img src="cid:shot@x" alt="shot">'
+                "<script>alert(1)</script>"
+                '<img src="https://tracker.example/pixel.gif">'
+            ),
+            message_id="<html1@x>",
+            attachments=[
+                MailAttachment("shot.png", png(), "image/png", inline=True, content_id="shot@x")
+            ],
+        ),
+        source="pipe",
+    )
+
+    files = list(Attachment.objects.filter(ticket_id=got.ticket_id))
+    assert [f.filename for f in files] == ["shot.png"]
+    client = Client()
+    client.force_login(alice)
+    page = client.get(f"/console/tickets/{got.ticket_id}/").content.decode()
+    assert "<b>screen</b>" in page
+    assert f'src="/api/attachments/{files[0].pk}/download/"' in page
+    assert "alert(1)" not in page
+    assert "tracker.example" not in page
