@@ -298,7 +298,9 @@ def _open_ticket(
 ) -> Received:
     files = _upload_parts(parsed, sender, now)
     content = _body(parsed)
-    if follows is not None and (follows.creator_id == sender.pk or _is_team(sender, follows)):
+    if follows is not None and (
+        follows.creator_id == sender.pk or access.can_work_on(sender, follows)
+    ):
         # Only someone who could see the old ticket is told its code (and gets the link).
         content = (
             _("Follow-up to [#%(code)s]: %(title)s")
@@ -335,10 +337,6 @@ def _open_ticket(
         except (ConflictError, Forbidden, InvalidArgument, Ticket.DoesNotExist):
             pass  # the applicant may not link: the code in the text names it
     return Received(MessageOutcome.TICKET, message_id, ticket_id=ticket.pk)
-
-
-def _is_team(user, ticket: Ticket) -> bool:
-    return access.can_work_on(user, ticket)
 
 
 def _copy_in(ticket: Ticket, parsed: ParsedMessage, mailbox: Mailbox, sender, now) -> None:
