@@ -84,6 +84,7 @@ urlpatterns = [
     path("api/", include("collaboration.urls")),
     path("api/", include("satisfaction.urls")),
     path("api/", include("mail.urls")),
+    path("api/", include("toolbox.urls")),
     path("api/", include(router.urls)),
     # Anything else under /api/ is a JSON 404 in every mode (DEBUG's HTML page included).
     re_path(r"^api/", api_not_found),

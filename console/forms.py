@@ -6,11 +6,15 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.validators import RegexValidator
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import time_zone_names
+from console.ticket_fields import add_inputs, input_name, values_from
 from handler_groups.models import GroupStatus, HandlerGroup
 from handler_groups.selectors import group_ids_for_user
+from ticketing import categories
+from ticketing import fields as ticket_fields
 from ticketing.models import Priority, ReplyType, TicketStatus
 
 POOL_VIEWS = (
@@ -200,13 +204,8 @@ class TicketSubmitForm(AttachingForm):
     priority = forms.TypedChoiceField(
         label=_("Priority"), choices=Priority.choices, coerce=int, initial=Priority.MEDIUM
     )
-    category = forms.CharField(
-        label=_("Category"),
-        max_length=50,
-        required=False,
-        validators=[category_validator],
-        help_text=_("Optional short code, e.g. vpn or printer."),
-    )
+    # The active categories (choices set per form, labels in the reader's language).
+    category = forms.ChoiceField(label=_("Category"), required=False, choices=())
     handler_group = forms.ModelChoiceField(
         label=_("Team"),
         queryset=HandlerGroup.objects.none(),
@@ -217,18 +216,42 @@ class TicketSubmitForm(AttachingForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["handler_group"].queryset = _enabled_groups()
+        language = translation.get_language()
+        self.fields["category"].choices = [
+            ("", _("— (none)")),
+            *((c.name, c.label(language)) for c in categories.categories_listed()),
+        ]
+        # Every active field, each with the categories it belongs to (the page shows the
+        # chosen category's only, by script); only the chosen category's are read back.
+        self.custom_fields = ticket_fields.active_fields()
+        add_inputs(self, self.custom_fields, language)
+
+    def custom_inputs(self) -> list[tuple]:
+        """(bound field, category names it applies to: empty for all) of each custom field."""
+        return [
+            (self[input_name(f)], [c.name for c in f.categories.all()]) for f in self.custom_fields
+        ]
 
     def submit_arguments(self) -> dict:
-        """Keyword arguments for `workflow.services.ticket_submit` (without the creator)."""
+        """Keyword arguments for `workflow.services.ticket_submit` (without the creator); a
+        username naming nobody in a user field is a 400 naming `fields.<key>`."""
         data = self.cleaned_data
         group = data.get("handler_group")
+        category = data.get("category") or ""
+        chosen = [
+            f
+            for f in self.custom_fields
+            if not f.categories.all() or category in {c.name for c in f.categories.all()}
+        ]
+        values = {k: v for k, v in values_from(self, chosen).items() if v is not None}
         return {
             "title": data["title"],
             "content": data["content"],
             "priority": data["priority"],
-            "category": data.get("category") or "",
+            "category": category,
             "handler_group_id": group.pk if group else None,
             "attachment_ids": self.carried_ids(),
+            "fields": values,
         }
 
 

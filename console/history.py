@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from handler_groups.models import HandlerGroup
 from routing.decisions import strategy_label
+from ticketing.models import Priority, TicketField
 
 USER_KEYS = ("handler_id", "to_handler_id", "after_id", "user_id")
 GROUP_KEYS = ("group_id", "from_group_id", "to_group_id")
@@ -21,6 +23,8 @@ GROUP_KEYS = ("group_id", "from_group_id", "to_group_id")
 class Names:
     users: dict[int, str] = field(default_factory=dict)
     groups: dict[int, str] = field(default_factory=dict)
+    # Custom fields' labels by key, in the reader's language (for "fields" records).
+    fields: dict[str, str] = field(default_factory=dict)
 
     def user(self, user_id) -> str:
         if user_id is None:
@@ -63,7 +67,29 @@ def load_names(records) -> Names:
         if group_ids
         else {}
     )
-    return Names(users=users, groups=groups)
+    keys = {
+        key
+        for record in records
+        if record.action == "fields"
+        for key in ((record.detail or {}).get("changes") or {})
+    }
+    labels = {}
+    if keys:
+        language = get_language()
+        labels = {f.key: f.label_in(language) for f in TicketField.objects.filter(key__in=keys)}
+    return Names(users=users, groups=groups, fields=labels)
+
+
+def _value_text(value) -> str:
+    if value is None or value == "" or value == []:
+        return "—"
+    if value is True:
+        return _("yes")
+    if value is False:
+        return _("no")
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
 
 
 def join_names(names: list[str]) -> str:
@@ -216,6 +242,31 @@ def describe(record, names: Names, *, offered_at: datetime | None = None) -> str
         }
         error = detail.get("error")
         return f"{text}: {error}" if error else text
+    if action == "tags":  # ticketing.tags
+        added, removed = detail.get("added") or [], detail.get("removed") or []
+        if added:
+            return _by(_("Tagged %(tags)s") % {"tags": ", ".join(added)}, actor)
+        return _by(_("Untagged %(tags)s") % {"tags": ", ".join(removed)}, actor)
+    if action == "fields":  # ticketing.fields
+        changes = detail.get("changes") or {}
+        parts = [
+            _("%(field)s: %(old)s → %(new)s")
+            % {
+                "field": names.fields.get(key, key),
+                "old": _value_text(pair[0] if isinstance(pair, list) and pair else None),
+                "new": _value_text(pair[1] if isinstance(pair, list) and len(pair) > 1 else None),
+            }
+            for key, pair in changes.items()
+        ]
+        return _by(_("Fields changed (%(changes)s)") % {"changes": "; ".join(parts)}, actor)
+    if action == "priority":  # workflow.services.ticket_set_priority
+        return _by(
+            _("Priority changed from %(old)s to %(new)s")
+            % {"old": _priority(detail.get("from")), "new": _priority(detail.get("to"))},
+            actor,
+        )
+    if action == "macro":  # toolbox.macros: one entry, its steps folded under it
+        return _by(_("Applied '%(macro)s'") % {"macro": detail.get("macro") or "?"}, actor)
     if action == "rated":
         return _("The applicant rated the help %(rating)s of 5") % {"rating": detail.get("rating")}
     if action == "sla_pause":
@@ -234,6 +285,13 @@ def describe(record, names: Names, *, offered_at: datetime | None = None) -> str
         return f"{text} ({fields})" if fields else text
     text = action.replace("_", " ")
     return _by(text[:1].upper() + text[1:], actor)
+
+
+def _priority(value) -> str:
+    try:
+        return str(Priority(value).label)
+    except ValueError:
+        return str(value)
 
 
 def _level_text(action: str, detail: dict, names: Names) -> str:

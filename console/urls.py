@@ -1,5 +1,6 @@
 from django.urls import path
 
+from . import urls_fields, urls_macros, urls_tags, urls_views
 from .views import applicant, approvals, home, presence, profile, search, sla, supervisor, ticket
 from .views import links as link_views
 from .views import merging as merging_views
@@ -62,4 +63,12 @@ urlpatterns = [
     # The satisfaction card (console/views/satisfaction.py).
     path("tickets/<int:ticket_id>/rate/", satisfaction_views.ticket_rate, name="ticket-rate"),
     path("tickets/<int:ticket_id>/reject/", approvals.ticket_reject, name="ticket-reject"),
+]
+
+# The toolbox's pages and forms (tags, custom fields, macros, saved views and bulk actions).
+urlpatterns += [
+    *urls_tags.urlpatterns,
+    *urls_fields.urlpatterns,
+    *urls_macros.urlpatterns,
+    *urls_views.urlpatterns,
 ]

@@ -55,6 +55,7 @@ from sla.models import (
 )
 from sla.selectors import match_rule
 from ticketing.models import (
+    Category,
     ProcessStatus,
     ReplyType,
     Ticket,
@@ -549,10 +550,42 @@ def _cut(plan: Plan, now: datetime) -> None:
     ]
 
 
+# The demo's categories in Chinese (the console shows a category in the reader's language).
+CATEGORY_NAMES_ZH = {
+    "hardware": "硬件",
+    "network": "网络",
+    "access": "账号与权限",
+    "software": "软件",
+    "payroll": "工资",
+    "leave": "休假",
+    "records": "人事档案",
+}
+
+
+def _categories(plans) -> None:
+    """A Category for each name the plans use (the submit form offers them), with the group
+    whose tickets use it."""
+    groups: dict = {}
+    for plan in plans:
+        if plan.category:
+            groups.setdefault(plan.category, plan.group)
+    for order, (name, group) in enumerate(sorted(groups.items())):
+        zh = CATEGORY_NAMES_ZH.get(name)
+        Category.objects.get_or_create(
+            name=name,
+            defaults={
+                "handler_group": group,
+                "translations": {"zh-hans": zh} if zh else {},
+                "order": order,
+            },
+        )
+
+
 def _write(plans, schedules, users, approver_id, now, progress, started_clock, talk) -> Summary:
     summary = Summary()
     rules: dict = {}
     calendars: dict = {}
+    _categories(plans)
     for plan in plans:
         _cut(plan, now)
     plans.sort(key=lambda p: p.submitted)

@@ -216,7 +216,11 @@ class QueueMetricsView(APIView):
         )
         return Response(
             queue_figures(
-                group=group, date_from=data["from"], date_to=data["to"], bucket=data["bucket"]
+                group=group,
+                date_from=data["from"],
+                date_to=data["to"],
+                bucket=data["bucket"],
+                group_by=data.get("group_by"),
             )
         )
 

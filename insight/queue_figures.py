@@ -99,8 +99,9 @@ BUCKETS_SQL = """
 # learn while running is planned as if it selected a third of the table).
 WINDOW_SQL = "SELECT min(start), max(stop) FROM (BUCKETS_SQL) buckets"
 
-QUERY = """
-WITH
+# The buckets, the candidates and the arrivals with their figures' inputs (and tags): the head
+# of QUERY, and of TAG_QUERY (the arrivals' figures per tag).
+ARRIVALS_SQL = """
 buckets AS (BUCKETS_SQL),
 candidates AS (
     SELECT t.id FROM oa_ticket_bill t
@@ -115,14 +116,14 @@ arrivals AS (
            t.approved_time,
            LEAST(t.assigned_time, first_event.created) AS first_assigned,
            COALESCE(t.responded_time, t.accepted_time) AS accepted,
-           t.closed_time
+           t.closed_time, t.tags
     FROM candidates c
     -- Each candidate's ticket by its key (OFFSET 0 keeps the probe): the candidates are the
     -- window's, and the planner would otherwise match them against every ticket approved in
     -- the window, of any group, read from the table whole.
     CROSS JOIN LATERAL (
         SELECT t.id, t.approved_time, t.assigned_time, t.responded_time, t.accepted_time,
-               t.closed_time, t.process_status, t.handler_group_id
+               t.closed_time, t.process_status, t.handler_group_id, t.tags
         FROM oa_ticket_bill t WHERE t.id = c.id OFFSET 0
     ) t
     LEFT JOIN LATERAL (
@@ -140,9 +141,10 @@ arrivals AS (
       AND t.approved_time >= %(lo)s AND t.approved_time < %(hi)s
       AND CASE WHEN first_move.moved THEN first_move.group_id
                ELSE t.handler_group_id END = %(group)s
-),
-arrival_figures AS (
-    SELECT bucket,
+)
+"""
+# The figures of a set of arrivals (one bucket's, or one bucket's of one tag).
+ARRIVAL_FIGURES = """
         count(*) AS arrivals,
         percentile_cont(0.5) WITHIN GROUP (
             ORDER BY extract(epoch FROM first_assigned - approved_time)
@@ -160,6 +162,12 @@ arrival_figures AS (
         count(*) FILTER (
             WHERE first_assigned <= approved_time + make_interval(secs => %(target)s)
         ) AS within_target
+"""
+QUERY = """
+WITH
+ARRIVALS_SQL,
+arrival_figures AS (
+    SELECT bucket, ARRIVAL_FIGURES
     FROM arrivals GROUP BY bucket
 ),
 pool_picks AS (
@@ -292,6 +300,17 @@ LEFT JOIN arrival_figures f ON f.bucket = b.start
 LEFT JOIN agent_lists l ON l.bucket = b.start
 ORDER BY b.start
 """
+# The arrivals' figures per bucket and tag (`?group_by=tag`): a ticket with two tags counts
+# under both, one without tags under the null tag. Assignments and occupancy are the agents'
+# and are not split.
+TAG_QUERY = """
+WITH
+ARRIVALS_SQL
+SELECT bucket, tagged.tag, ARRIVAL_FIGURES
+FROM arrivals LEFT JOIN LATERAL unnest(arrivals.tags) AS tagged(tag) ON true
+GROUP BY bucket, tagged.tag
+ORDER BY bucket, tagged.tag NULLS LAST
+"""
 # The buckets' starts, one past the last: local hours (absolute hours from a local hour's
 # start, so a daylight-saving change keeps every hour), or local days (23 or 25 hours long
 # across a change).
@@ -321,7 +340,9 @@ def queue_figures_statement(
     available_sql, basis = _available_sql(group)
     buckets = BUCKETS_SQL.replace("SERIES", SERIES[bucket])
     sql = (
-        QUERY.replace("BUCKETS_SQL", buckets)
+        QUERY.replace("ARRIVALS_SQL", ARRIVALS_SQL)
+        .replace("ARRIVAL_FIGURES", ARRIVAL_FIGURES)
+        .replace("BUCKETS_SQL", buckets)
         .replace("AVAILABLE_SQL", available_sql)
         .replace("USER_TABLE", connection.ops.quote_name(get_user_model()._meta.db_table))
         .replace("WORKED_UNTIL", WORKED_UNTIL_SQL)
@@ -353,17 +374,50 @@ def queue_figures_statement(
     return sql, params, basis
 
 
+def tag_figures_statement(bucket: str) -> str:
+    """TAG_QUERY for buckets of `bucket`, taking queue_figures_statement's parameters."""
+    return (
+        TAG_QUERY.replace("ARRIVALS_SQL", ARRIVALS_SQL)
+        .replace("ARRIVAL_FIGURES", ARRIVAL_FIGURES)
+        .replace("BUCKETS_SQL", BUCKETS_SQL.replace("SERIES", SERIES[bucket]))
+    )
+
+
+def _arrival_figures(arrivals, a50, a95, c50, c95, abandoned, within) -> dict:
+    return {
+        "arrivals": arrivals,
+        "time_to_assign_p50_seconds": _seconds(a50),
+        "time_to_assign_p95_seconds": _seconds(a95),
+        "time_to_accept_p50_seconds": _seconds(c50),
+        "time_to_accept_p95_seconds": _seconds(c95),
+        "abandoned": abandoned,
+        "service_level": _ratio(within / arrivals if arrivals else None),
+    }
+
+
 def queue_figures(
-    *, group: HandlerGroup, date_from: datetime, date_to: datetime, bucket: str
+    *,
+    group: HandlerGroup,
+    date_from: datetime,
+    date_to: datetime,
+    bucket: str,
+    group_by: str | None = None,
 ) -> dict:
     """Per bucket of `bucket` ("hour" or "day") from the bucket holding `date_from` to the one
-    holding the instant before `date_to`; see the module's docstring for the definitions."""
+    holding the instant before `date_to`; see the module's docstring for the definitions.
+    group_by="tag": each bucket also has `by_tag`, its arrivals' figures per tag (TAG_QUERY,
+    one statement more; a ticket with two tags counts under both, one without under null)."""
     sql, params, basis = queue_figures_statement(
         group=group, date_from=date_from, date_to=date_to, bucket=bucket
     )
+    by_tag: dict = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+        if group_by == "tag":
+            cursor.execute(tag_figures_statement(bucket), params)
+            for start, tag, *figures in cursor.fetchall():
+                by_tag.setdefault(start, []).append({"tag": tag, **_arrival_figures(*figures)})
     buckets = []
     for start, arrivals, assigned, a50, a95, c50, c95, abandoned, sl, agents, std in rows:
         if isinstance(agents, str):  # json, not jsonb: the driver may hand over the text
@@ -381,6 +435,7 @@ def queue_figures(
                 "service_level": _ratio(sl),
                 "agents": [{**agent, "occupancy": _ratio(agent["occupancy"])} for agent in agents],
                 "assigned_stddev": _ratio(std),
+                **({"by_tag": by_tag.get(start, [])} if group_by == "tag" else {}),
             }
         )
     return {

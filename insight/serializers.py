@@ -307,6 +307,11 @@ class QueueMetricsQuery(serializers.Serializer):
     bucket = serializers.ChoiceField(
         choices=list(QUEUE_BUCKETS), default="hour", help_text="hour (default) or day."
     )
+    group_by = serializers.ChoiceField(
+        choices=["tag"],
+        required=False,
+        help_text="tag: each bucket also gives its arrivals' figures per tag (`by_tag`).",
+    )
 
     def validate(self, attrs):
         back = timedelta(days=1 if attrs["bucket"] == "hour" else 7)
@@ -334,6 +339,22 @@ class QueueAgentMetrics(serializers.Serializer):
     )
 
 
+class QueueTagFigures(serializers.Serializer):
+    tag = serializers.CharField(
+        allow_null=True, help_text="The tag; null for the arrivals carrying none."
+    )
+    arrivals = serializers.IntegerField(
+        help_text="The bucket's arrivals carrying the tag (a ticket with two tags counts "
+        "under both)."
+    )
+    time_to_assign_p50_seconds = serializers.FloatField(allow_null=True)
+    time_to_assign_p95_seconds = serializers.FloatField(allow_null=True)
+    time_to_accept_p50_seconds = serializers.FloatField(allow_null=True)
+    time_to_accept_p95_seconds = serializers.FloatField(allow_null=True)
+    abandoned = serializers.IntegerField()
+    service_level = serializers.FloatField(allow_null=True)
+
+
 class QueueBucket(serializers.Serializer):
     start = serializers.DateTimeField()
     arrivals = serializers.IntegerField(help_text="Tickets approved into the group.")
@@ -356,6 +377,12 @@ class QueueBucket(serializers.Serializer):
     agents = QueueAgentMetrics(many=True)
     assigned_stddev = serializers.FloatField(
         allow_null=True, help_text="Population standard deviation of the agents' counts."
+    )
+    by_tag = QueueTagFigures(
+        many=True,
+        required=False,
+        help_text="With group_by=tag only: the arrivals' figures per tag, by tag (the "
+        "untagged last). Assignments and occupancy are the agents' and are not split.",
     )
 
 

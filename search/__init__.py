@@ -42,5 +42,9 @@ The approach, and the figures that chose it (docs/search.md has the whole runs):
   (`visible_scope`, `internals_scope`), so a note — and a note's file — matches, and is
   shown, only for a reader who sees the ticket's internals.
 
+The pool's filters narrow the statement's scope, compiled from the ORM like the access
+rules: `tag` (ticketing.tags.filter_tag, only among the tickets whose internals the caller
+sees: a tag is the team's) and `field.<key>=<value>` (ticketing.fields.filter_fields).
+
 May import: workflow (TicketOutput, the page's prefetches), attachments (models), sla (the
-date fields), ticketing (models, access), config. Imported by: console."""
+date fields), ticketing (models, access, tags, fields), config. Imported by: console."""

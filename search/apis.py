@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from config.openapi import errors
 from config.pagination import Pagination, RowCount
 from ticketing import access
+from ticketing.fields import field_filters_from
 from ticketing.models import Ticket
 from workflow.apis import OWN_FILES
 
@@ -27,7 +28,10 @@ class SearchView(GenericAPIView):
         "ticket's team only) or file names match every word of `q` (English by word form, "
         "Chinese by its characters), or whose bill code it is; ranked by relevance, then "
         "newest first. Each result has `highlights`: escaped snippets with `<mark>` around "
-        "the matches, only of text the caller may read.",
+        "the matches, only of text the caller may read. `tag` keeps the tickets carrying "
+        "it among those whose team the caller is on; `field.<key>=<value>` (any number) "
+        "those whose custom field holds the value, read by the field's type (400 naming "
+        "`field.<key>` for an unknown key or a value it cannot hold).",
         parameters=[SearchQuery],
         responses={200: SearchResultOutput(many=True), **errors(400, 401, 404)},
     )
@@ -35,7 +39,9 @@ class SearchView(GenericAPIView):
         query = SearchQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        found = selectors.search_validated(request.user, data)
+        found = selectors.search_validated(
+            request.user, data, fields=field_filters_from(request.query_params)
+        )
         paginator = Pagination()
         ids: list[int] = paginator.paginate_queryset(found.ticket_ids, request, view=self)
         if found.capped:

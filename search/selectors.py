@@ -10,12 +10,14 @@ from typing import Any
 
 from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
-from django.db.models import BooleanField, Q
+from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from attachments.models import Attachment
 from ticketing import access
+from ticketing.fields import filter_fields
 from ticketing.models import ReplyType, Ticket, TicketReply
+from ticketing.tags import filter_tag
 
 from .text import Query, bigrams, parse
 
@@ -83,10 +85,26 @@ def ticket_filters(
     return condition
 
 
-def _ticket_condition(condition: Q) -> tuple[str, list]:
+def narrowed(
+    user, condition: Q, *, tag: str | None = None, fields: Mapping[str, str] | None = None
+) -> QuerySet[Ticket]:
+    """The tickets meeting `condition` (ticket_filters'), carrying `tag` and holding the
+    custom `fields` values: the pool's own filters (ticketing.tags, ticketing.fields; a bad
+    field filter is a 400 naming `field.<key>`). A tag is the team's (access "tag"): it
+    finds only tickets whose internals the caller sees, so an applicant's `?tag=` tells
+    nothing of their own tickets' tags."""
+    tickets = Ticket.objects.filter(condition)
+    if tag:
+        tickets = filter_tag(tickets, tag).filter(access.internals_scope(access.audience_for(user)))
+    return filter_fields(tickets, dict(fields or {}))
+
+
+def _ticket_condition(condition: Q | QuerySet[Ticket]) -> tuple[str, list]:
     """A condition on the ticket as SQL over the unaliased "oa_ticket_bill", compiled by the
-    ORM from the Q that ticketing.access (and the filters) wrote: the rule is not said twice."""
-    query = Ticket.objects.filter(condition).query
+    ORM from the Q that ticketing.access (and the filters) wrote, or from the WHERE of a
+    queryset over the ticket alone (`narrowed`): the rule is not said twice."""
+    tickets = condition if isinstance(condition, QuerySet) else Ticket.objects.filter(condition)
+    query = tickets.query
     compiler = query.get_compiler(connection=connection)
     try:
         sql, params = compiler.compile(query.where)
@@ -179,11 +197,17 @@ def _statement(scope: tuple[str, list], internal: tuple[str, list]) -> tuple[str
     return SEARCH.format(**rendered), params
 
 
-def search_statement(user, query: Query, tsquery: str, *, filters: Q | None = None):
+def search_statement(
+    user, query: Query, tsquery: str, *, filters: Q | QuerySet[Ticket] | None = None
+):
     """(SEARCH for this caller, its parameters): the statement `search_tickets` runs (and the
-    query-plan tests EXPLAIN)."""
+    query-plan tests EXPLAIN). `filters`: a condition on the ticket, or a queryset of the
+    ticket alone with its filters (`narrowed`)."""
     audience = access.audience_for(user)
-    scope = _ticket_condition(access.visible_scope(user) & (filters or Q()))
+    if isinstance(filters, QuerySet):
+        scope = _ticket_condition(filters.filter(access.visible_scope(user)))
+    else:
+        scope = _ticket_condition(access.visible_scope(user) & (filters or Q()))
     internal = _ticket_condition(access.internals_scope(audience))
     sql, params = _statement(scope, internal)
     params.update(
@@ -200,7 +224,7 @@ def next_window(window: float, found: int) -> float:
     return 1.0 if wider > 0.5 else wider
 
 
-def search_tickets(user, query: Query, *, filters: Q | None = None) -> Found:
+def search_tickets(user, query: Query, *, filters: Q | QuerySet[Ticket] | None = None) -> Found:
     """The tickets this user may see in which the query matches text they may read: the
     ticket's title and content, its public replies, its notes and their files only where the
     user sees the ticket's internals (ticketing.access). Ranked by relevance, then newest."""
@@ -234,9 +258,12 @@ def search_for(
     category: str | None = None,
     submitted_from: datetime | None = None,
     submitted_to: datetime | None = None,
+    tag: str | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> Found:
-    """`search_tickets` with the pool's filters (the API's and the console's)."""
-    filters = ticket_filters(
+    """`search_tickets` with the pool's filters (the API's and the console's): a tag and
+    custom fields' values (`narrowed`) among them."""
+    condition = ticket_filters(
         ticket_status=ticket_status,
         priority=priority,
         handler_group=handler_group,
@@ -244,11 +271,17 @@ def search_for(
         submitted_from=submitted_from,
         submitted_to=submitted_to,
     )
+    filters: Q | QuerySet[Ticket] = condition
+    if tag or fields:
+        filters = narrowed(user, condition, tag=tag, fields=fields)
     return search_tickets(user, parse(q), filters=filters)
 
 
-def search_validated(user, data: Mapping[str, Any]) -> Found:
-    """search_for with a valid SearchQuery's data (the API's and the console's forms)."""
+def search_validated(
+    user, data: Mapping[str, Any], fields: Mapping[str, str] | None = None
+) -> Found:
+    """search_for with a valid SearchQuery's data (the API's and the console's forms), and
+    the custom fields' filters (ticketing.fields.field_filters_from of the query string)."""
     return search_for(
         user,
         q=data["q"],
@@ -258,6 +291,8 @@ def search_validated(user, data: Mapping[str, Any]) -> Found:
         category=data.get("category"),
         submitted_from=data.get("from"),
         submitted_to=data.get("to"),
+        tag=data.get("tag"),
+        fields=fields,
     )
 
 

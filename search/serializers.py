@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from sla.serializers import DayOrDateTimeField
 from ticketing.models import Priority, TicketStatus
+from ticketing.tags import TAG_MAX_LENGTH
 from workflow.serializers import TicketOutput
 
 from .text import MAX_QUERY_LENGTH, MAX_WORDS, parse, words
@@ -13,7 +14,8 @@ HIGHLIGHT_FIELDS = ("title", "content", "reply", "note", "attachment")
 
 class SearchQuery(serializers.Serializer):
     """`q`: words to find (all of them, in one document: the ticket's title and content, a
-    reply or a note, a file name); a bill code finds its ticket. The pool's filters, and the
+    reply or a note, a file name); a bill code finds its ticket. The pool's filters (a tag;
+    the custom fields' `field.<key>=<value>` are read beside it, ticketing.fields), and the
     submission window [from, to)."""
 
     q = serializers.CharField(max_length=MAX_QUERY_LENGTH)
@@ -21,6 +23,12 @@ class SearchQuery(serializers.Serializer):
     priority = serializers.ChoiceField(choices=Priority.choices, required=False)
     handler_group = serializers.IntegerField(min_value=1, required=False)
     category = serializers.CharField(max_length=50, required=False)
+    tag = serializers.CharField(
+        max_length=TAG_MAX_LENGTH,
+        required=False,
+        help_text="Only tickets carrying this tag (any case). Outside the ticket's team it "
+        "finds nothing: a tag is the team's.",
+    )
     to = DayOrDateTimeField(end_of_range=True, required=False)
 
     def validate_q(self, value: str) -> str:

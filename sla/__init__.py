@@ -5,5 +5,6 @@ ticket's clocks (services.py), the scanner that warns and marks timeouts exactly
 group, per day, and who may read it; renderers.py: as CSV) and a ticket's clocks as data
 (tracks.py, what `selectors.sla_timeline` returns; how they look is console's).
 
-May import: ticketing's core (models, lifecycle, transitions), handler_groups, notifications,
-config. Imported by: routing, ticketing's flows, console."""
+May import: ticketing's core (models, lifecycle, transitions; tags, for the report's tag
+filter), handler_groups, notifications, config. Imported by: routing, ticketing's flows,
+console."""

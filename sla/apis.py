@@ -45,7 +45,9 @@ if TYPE_CHECKING:
 class SlaReportView(APIView):
     """SLA report over tickets completed, or closed before completion, in the range: counts,
     breaches and breach rates, clocks closed before due, median/p90 business minutes, grouped
-    by handler group (group), priority, category or handler. Staff see every group; group
+    by handler group (group), priority, category, handler or tag (a ticket with two tags
+    counts in both rows; one without under the null key); `?tag=` keeps the tickets carrying
+    it. Staff see every group; group
     leaders only the groups they lead; others are refused.
 
     `?format=csv` (or `Accept: text/csv`) answers the same rows as a CSV attachment
@@ -93,6 +95,7 @@ class SlaReportView(APIView):
             handler_group_ids=groups,
             priority=data.get("priority"),
             category=data.get("category"),
+            tag=data.get("tag"),
         )
         return Response(
             {

@@ -10,13 +10,18 @@ from django.utils.translation import gettext as _
 from config.errors import Forbidden
 from handler_groups.access import require_supervisor
 from handler_groups.selectors import groups_led_by, supervises_any
+from ticketing.tags import normalize_tag
 
 GROUPINGS = {
     "handler_group": "t.handler_group_id",
     "priority": "t.priority",
     "category": "t.category",
     "handler": "t.handler_id",
+    # One row per tag a ticket carries (a ticket with two tags counts in both rows; one with
+    # none in the row whose key is null): TAGGED joins each ticket's tags.
+    "tag": "tagged.tag",
 }
+TAGGED = "LEFT JOIN LATERAL unnest(t.tags) AS tagged(tag) ON true"
 # Each outcome of the window with its ticket's columns the report groups and filters by,
 # found by the ticket's primary key: OFFSET 0 keeps the subquery a probe per outcome, so the
 # planner cannot join the window's outcomes to a whole read of the ticket table (or of a
@@ -25,7 +30,7 @@ GROUPINGS = {
 OUTCOMES_WITH_TICKETS = """
     oa_sla_outcome o
     CROSS JOIN LATERAL (
-        SELECT t.handler_group_id, t.priority, t.category, t.handler_id
+        SELECT t.handler_group_id, t.priority, t.category, t.handler_id, t.tags
         FROM oa_ticket_bill t WHERE t.id = o.ticket_id OFFSET 0
     ) t
 """
@@ -43,10 +48,13 @@ def sla_report(
     handler_group_ids: list[int] | None = None,
     priority: int | None = None,
     category: str | None = None,
+    tag: str | None = None,
 ) -> list[dict]:
     """One row per group value over tickets whose outcome was finalised in [date_from,
     date_to): completed then, or closed unfinished then. handler_group_ids=None means every
-    group (staff); a list restricts to those groups.
+    group (staff); a list restricts to those groups. `tag`: only tickets carrying it;
+    grouped by tag, a ticket counts once under each of its tags (so the rows' counts may
+    add up to more than the tickets), a ticket without tags under the null key.
 
     Per clock, a breach rate is breaches over the clocks measured (met or breached); a clock
     closed before due is neither, so it is counted on its own and left out of the rate; so is
@@ -61,7 +69,9 @@ def sla_report(
         handler_group_ids=handler_group_ids,
         priority=priority,
         category=category,
+        tag=tag,
     )
+    source = f"{OUTCOMES_WITH_TICKETS} {TAGGED}" if group_by == "tag" else OUTCOMES_WITH_TICKETS
     sql = f"""
         SELECT {key} AS key,
                count(*) AS tickets,
@@ -86,7 +96,7 @@ def sla_report(
                    FILTER (WHERE {RESOLVE_TIMED}) AS resolve_p50,
                percentile_cont(0.9) WITHIN GROUP (ORDER BY o.resolve_minutes)
                    FILTER (WHERE {RESOLVE_TIMED}) AS resolve_p90
-        FROM {OUTCOMES_WITH_TICKETS}
+        FROM {source}
         WHERE {" AND ".join(where)}
         GROUP BY {key}
         ORDER BY {key} NULLS LAST
@@ -153,6 +163,7 @@ def sla_daily(
     handler_group_ids: list[int] | None = None,
     priority: int | None = None,
     category: str | None = None,
+    tag: str | None = None,
 ) -> list[dict]:
     """Per day of the range, in the active time zone, the clocks met, breached and closed
     before due (neither met nor breached), response and resolve, over the tickets whose
@@ -164,6 +175,7 @@ def sla_daily(
         handler_group_ids=handler_group_ids,
         priority=priority,
         category=category,
+        tag=tag,
     )
     params["zone"] = timezone.get_current_timezone_name()
     counts = ",\n".join(
@@ -204,6 +216,7 @@ def _filters(
     handler_group_ids: list[int] | None,
     priority: int | None,
     category: str | None,
+    tag: str | None = None,
 ) -> tuple[list[str], dict]:
     """The report's WHERE clauses over outcomes `o` and tickets `t`, and their parameters."""
     where = ["o.completed_time >= %(from)s", "o.completed_time < %(to)s"]
@@ -217,6 +230,10 @@ def _filters(
     if category:
         where.append("t.category = %(category)s")
         params["category"] = category
+    if tag:
+        # ticketing.tags.filter_tag's condition, said in SQL (the report's statement is SQL).
+        where.append("t.tags @> ARRAY[%(tag)s]::varchar[]")
+        params["tag"] = normalize_tag(tag)
     return where, params
 
 

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from handler_groups.models import HandlerGroup
 from notifications.models import NotifyTemplate
+from ticketing.tags import TAG_MAX_LENGTH
 
 from . import ladder
 from .models import Calendar, Clock, RuleStatus, SlaRule, Trigger
@@ -59,6 +60,12 @@ class ReportQuery(serializers.Serializer):
     handler_group = serializers.IntegerField(min_value=1, required=False)
     priority = serializers.ChoiceField(choices=[1, 2, 3, 4], required=False)
     category = serializers.CharField(max_length=50, required=False)
+    tag = serializers.CharField(
+        max_length=TAG_MAX_LENGTH,
+        required=False,
+        help_text="Only tickets carrying this tag (any case). With group_by=tag a ticket "
+        "counts under each of its tags; one without tags under the null key.",
+    )
 
     def validate(self, attrs):
         attrs["group_by"] = GROUP_BY_ALIASES.get(attrs["group_by"], attrs["group_by"])
@@ -82,7 +89,7 @@ ReportQuery._declared_fields["from"] = DayOrDateTimeField(required=False)
     {"oneOf": [{"type": "integer"}, {"type": "string"}], "nullable": True},
 )
 class GroupKeyField(serializers.JSONField):
-    """A handler group, priority or handler id, or a category."""
+    """A handler group, priority or handler id, a category or a tag."""
 
 
 class ReportRow(serializers.Serializer):

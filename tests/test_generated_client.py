@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing.models import ProcessStatus, TicketStatus
+from ticketing.models import Category, ProcessStatus, TicketStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -96,6 +96,7 @@ def log_in(generated, live_server):
 
 def test_the_ticket_lifecycle_through_a_generated_client(log_in):
     models = importlib.import_module(f"{PACKAGE}.models")
+    Category.objects.create(name="hardware")
     tickets = {
         name: _api(f"tickets.tickets_{name}")
         for name in (

@@ -15,7 +15,7 @@ PO = ROOT / "locale/zh_Hans/LC_MESSAGES/django.po"
 MO = PO.with_suffix(".mo")
 PACKAGES = ["accounts", "config", "console", "handler_groups", "insight", "notifications"]
 PACKAGES += ["queueing", "routing", "sla", "ticketing", "workflow", "demo"]
-PACKAGES += ["attachments", "search", "collaboration", "satisfaction", "live"]
+PACKAGES += ["attachments", "search", "collaboration", "satisfaction", "live", "mail", "toolbox"]
 # function name -> (index of the context argument or None, index of the message)
 MARKERS = {
     "_": (None, 0),

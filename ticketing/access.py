@@ -229,6 +229,10 @@ _RULES: dict[str, Callable[[Any, Ticket, "Audience | None"], bool]] = {
     "read_rating": lambda user, ticket, audience: (
         ticket.creator_id == user.pk or can_work_on(user, ticket, audience)
     ),
+    # The toolbox: the team reads and changes tags, custom fields and the priority.
+    "tag": can_work_on,
+    "edit_fields": can_work_on,
+    "set_priority": can_work_on,
 }
 
 DENIED = {
@@ -251,6 +255,9 @@ DENIED = {
     "mail_reply": _("Only the applicant, the watchers and the team may write on this ticket."),
     "rate": _("Only the ticket's applicant may rate the help."),
     "read_rating": _("Only the applicant and the team read the rating."),
+    "tag": _("Only the ticket's team may tag it."),
+    "edit_fields": _("Only the ticket's team may change its fields."),
+    "set_priority": _("Only the ticket's team may change its priority."),
 }
 
 

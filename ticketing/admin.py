@@ -4,8 +4,8 @@ from django.utils.translation import gettext_lazy as _
 
 from config.pagination import EstimatedPaginator
 
-from . import search
-from .models import Ticket, TicketRecord, TicketReply
+from . import categories, fields, search
+from .models import Category, Tag, Ticket, TicketField, TicketRecord, TicketReply
 from .transitions import record
 
 
@@ -109,4 +109,88 @@ class TicketReplyAdmin(admin.ModelAdmin):
     readonly_fields = ["ticket", "author", "reply_type", "content", "created"]
 
     def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(Category)
+class CategoryAdmin(admin.ModelAdmin):
+    """Saved through ticketing.categories: a rename carries over to the tickets, SLA rules
+    and mailboxes holding the old name, in the same transaction (slow for a category of
+    many tickets: see that module)."""
+
+    list_display = ["name", "handler_group", "active", "order"]
+    list_editable = ["active", "order"]
+    list_filter = ["active"]
+    search_fields = ["name"]
+    list_select_related = ["handler_group"]
+    fields = ["name", "translations", "handler_group", "active", "order"]
+
+    def save_model(self, request, obj, form, change):
+        values = {
+            "name": obj.name,
+            "translations": obj.translations,
+            "handler_group_id": obj.handler_group_id,
+            "active": obj.active,
+            "order": obj.order,
+        }
+        if change:
+            saved = categories.category_update(category_id=obj.pk, values=values)
+        else:
+            saved = categories.category_create(values=values)
+        obj.pk = saved.pk
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # Tickets keep the name: retire a category (active off) rather than delete it.
+        return False
+
+
+@admin.register(TicketField)
+class TicketFieldAdmin(admin.ModelAdmin):
+    """A field's key and type are fixed once created (the tickets' values are under the
+    key); deleting one that tickets hold values for deactivates it (ticketing.fields)."""
+
+    list_display = ["key", "label", "type", "required", "active", "order"]
+    list_filter = ["type", "active", "required", "categories"]
+    search_fields = ["key", "label"]
+    filter_horizontal = ["categories"]
+    fields = [
+        "key",
+        "label",
+        "label_translations",
+        "type",
+        "required",
+        "choices",
+        "help_text",
+        "categories",
+        "order",
+        "active",
+    ]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["key", "type"] if obj is not None else []
+
+    def delete_model(self, request, obj):
+        fields.field_delete(field_id=obj.pk)
+
+    def delete_queryset(self, request, queryset):
+        for field_id in queryset.values_list("pk", flat=True):
+            fields.field_delete(field_id=field_id)
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    """What the tags in use are and how many tickets carry each: kept by ticketing.tags with
+    the tickets' own `tags`, so read-only here."""
+
+    list_display = ["name", "ticket_count"]
+    search_fields = ["name"]
+    readonly_fields = ["name", "ticket_count"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False

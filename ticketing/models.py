@@ -1,4 +1,6 @@
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Cast, Coalesce
@@ -152,6 +154,24 @@ class Ticket(models.Model):
     sla_paused_at = models.DateTimeField(verbose_name=_("SLA paused at"), null=True, blank=True)
     # When the ticket last started waiting in its group's pool (overflow measures from here).
     queued_time = models.DateTimeField(verbose_name=_("queued time"), null=True, blank=True)
+    # The team's labels (ticketing.tags): lower-cased, trimmed, at most TAG_MAX_LENGTH
+    # characters each and TAGS_PER_TICKET per ticket; ticket_tags_idx (GIN) serves `?tag=`.
+    # Applicants never see them.
+    tags = ArrayField(
+        models.CharField(max_length=50),
+        verbose_name=_("tags"),
+        default=list,
+        db_default=[],
+        blank=True,
+    )
+    # The category's custom fields (ticketing.fields): {key: value}, validated against the
+    # TicketField rows; ticket_fields_idx (GIN, jsonb_path_ops) serves `?field.<key>=`.
+    fields = models.JSONField(
+        verbose_name=_("fields"),
+        default=dict,
+        db_default=models.Value({}, models.JSONField()),
+        blank=True,
+    )
     # A duplicate merged into another ticket (collaboration.services.ticket_merge): closed,
     # its conversation moved there. The other way, ticket_merged_into_idx finds what was
     # merged into a ticket.
@@ -229,6 +249,10 @@ class Ticket(models.Model):
             # read the tickets worked during a window without reading those finished before.
             models.Index(F("handler_group"), worked_until(), name="ticket_group_finished_idx"),
             models.Index(F("handler"), worked_until(), name="ticket_handler_finished_idx"),
+            # `?tag=` and `?field.<key>=`: containment (@>) through GIN, an index scan at any
+            # size (tests/ticketing/test_toolbox_plans.py).
+            GinIndex(fields=["tags"], name="ticket_tags_idx"),
+            GinIndex(fields=["fields"], opclasses=["jsonb_path_ops"], name="ticket_fields_idx"),
             # What was merged into a ticket: a few rows, of the few merged tickets.
             models.Index(
                 fields=["merged_into"],
@@ -319,3 +343,105 @@ class TicketRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.ticket_id}"
+
+
+def translated(default: str, translations: dict, language: str | None) -> str:
+    """`default` in `language` when `translations` has it ({"zh-hans": "打印机"}), trying the
+    base language too (zh-hans → zh); otherwise `default`."""
+    if not language or not translations:
+        return default
+    language = language.lower()
+    return translations.get(language) or translations.get(language.split("-")[0]) or default
+
+
+class Category(models.Model):
+    """What a ticket is about. The ticket keeps the category's name (its `category`, the key
+    the SLA rules and mailboxes match on), so that the API accepts and returns a name; a
+    rename carries over to them (ticketing.categories.category_update). Its handler group
+    is where a ticket submitted without one goes."""
+
+    name = models.CharField(verbose_name=_("name"), max_length=50, unique=True)
+    # The name in other languages: {"zh-hans": "打印机"}.
+    translations = models.JSONField(verbose_name=_("translations"), default=dict, blank=True)
+    handler_group = models.ForeignKey(
+        "handler_groups.HandlerGroup",
+        verbose_name=_("handler group"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="categories",
+    )
+    active = models.BooleanField(verbose_name=_("active"), default=True)
+    order = models.PositiveIntegerField(verbose_name=_("order"), default=0)
+
+    class Meta:
+        verbose_name = _("category")
+        verbose_name_plural = _("categories")
+        db_table = "ticket_category"
+        ordering = ["order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def label(self, language: str | None = None) -> str:
+        return translated(self.name, self.translations, language)
+
+
+class FieldType(models.TextChoices):
+    TEXT = "text", _("text")
+    NUMBER = "number", _("number")
+    DATE = "date", _("date")
+    CHOICE = "choice", _("choice")
+    MULTI_CHOICE = "multi_choice", _("multiple choice")
+    USER = "user", _("user")
+    CHECKBOX = "checkbox", _("checkbox")
+
+
+class TicketField(models.Model):
+    """A custom field of the tickets of some categories (all, when `categories` is empty):
+    its value lives in Ticket.fields under `key`."""
+
+    key = models.SlugField(verbose_name=_("key"), max_length=40, unique=True)
+    label = models.CharField(verbose_name=_("label"), max_length=100)
+    label_translations = models.JSONField(
+        verbose_name=_("label translations"), default=dict, blank=True
+    )
+    type = models.CharField(verbose_name=_("type"), max_length=20, choices=FieldType.choices)
+    required = models.BooleanField(verbose_name=_("required"), default=False)
+    # For choice and multi_choice: the values offered, in order.
+    choices = models.JSONField(verbose_name=_("choices"), default=list, blank=True)
+    help_text = models.CharField(verbose_name=_("help text"), max_length=300, blank=True)
+    categories = models.ManyToManyField(
+        Category, verbose_name=_("categories"), blank=True, related_name="ticket_fields"
+    )
+    order = models.PositiveIntegerField(verbose_name=_("order"), default=0)
+    active = models.BooleanField(verbose_name=_("active"), default=True)
+
+    class Meta:
+        verbose_name = _("ticket field")
+        verbose_name_plural = _("ticket fields")
+        db_table = "ticket_field"
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.key
+
+    def label_in(self, language: str | None = None) -> str:
+        return translated(self.label, self.label_translations, language)
+
+
+class Tag(models.Model):
+    """Every tag in use, with how many tickets carry it (kept by ticketing.tags in the same
+    transaction as the tickets' own `tags`): what `GET /api/tags/?q=` completes from."""
+
+    name = models.CharField(verbose_name=_("name"), max_length=50, unique=True)
+    ticket_count = models.PositiveIntegerField(verbose_name=_("tickets"), default=0)
+
+    class Meta:
+        verbose_name = _("tag")
+        verbose_name_plural = _("tags")
+        db_table = "ticket_tag"
+        ordering = ["-ticket_count", "name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -13,6 +13,7 @@ from routing.decisions import decisions_for
 from routing.serializers import RoutingDecisionOutput
 from sla import services as sla_services
 from ticketing import access
+from ticketing import fields as ticket_fields
 from ticketing.models import ReplyType, Ticket
 
 from . import selectors, services
@@ -345,6 +346,8 @@ class TicketViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     @action(detail=False, methods=["get"], filterset_fields=None, filter_backends=[])
     def pool(self, request: Request) -> Response:
         query = _valid(PoolQuery, request.query_params)
+        # `field.<key>=<value>`: custom fields, checked against their types (400 naming one).
+        query["fields"] = ticket_fields.field_filters_from(request.query_params)
         qs = (
             selectors.pool_for(request.user, **query)
             .select_related("sla_outcome", "survey")

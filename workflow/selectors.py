@@ -1,9 +1,13 @@
 """Reads: the ticket pool (the same selectors serve the API and the console)."""
 
+from datetime import datetime, timedelta
+
 from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
+from django.utils import timezone
 
 from config.pagination import RowCount, count_rows
-from ticketing import search
+from ticketing import fields as ticket_fields
+from ticketing import search, tags
 from ticketing.access import Audience, is_approver, pool_scope, visible_tickets
 from ticketing.models import (
     OPEN_STATUSES,
@@ -109,19 +113,97 @@ def sort_tickets(qs: QuerySet[Ticket], sort: str | None) -> QuerySet[Ticket]:
     return qs.order_by(due, "-priority", "submitted_time", "id")
 
 
+# The SLA states a list can ask for (`sla=`), each among open approved tickets: a response or
+# resolve deadline within the hour and not passed yet, a clock that timed out, a paused resolve
+# clock (waiting on the applicant).
+SLA_STATES = ("response_due_1h", "resolve_due_1h", "breached", "paused")
+SLA_DUE_WITHIN = timedelta(hours=1)
+
+
+def sla_state_condition(state: str, now: datetime) -> Q:
+    """`sla=<state>` as a condition on the ticket. The two "due" states match the partial
+    indexes the SLA scan reads (ticket_sla_response_idx, ticket_sla_resolve_idx)."""
+    running = Q(process_status=ProcessStatus.APPROVED, ticket_status__in=OPEN_STATUSES)
+    soon = now + SLA_DUE_WITHIN
+    if state == "response_due_1h":
+        return running & Q(
+            response_timeout=False,
+            responded_time__isnull=True,
+            response_deadline__gt=now,
+            response_deadline__lte=soon,
+        )
+    if state == "resolve_due_1h":
+        return running & Q(
+            resolve_timeout=False,
+            sla_paused=False,
+            resolve_deadline__gt=now,
+            resolve_deadline__lte=soon,
+        )
+    if state == "breached":
+        return running & (Q(response_timeout=True) | Q(resolve_timeout=True))
+    if state == "paused":
+        return running & Q(sla_paused=True)
+    raise ValueError(f"sla must be one of {', '.join(SLA_STATES)}")
+
+
+# handler=: "me" (the caller), "none" (nobody yet) or a person's id.
+HANDLER_ME, HANDLER_NONE = "me", "none"
+
+
+def filter_tickets(
+    qs: QuerySet[Ticket],
+    user,
+    *,
+    priority: int | None = None,
+    category: str | None = None,
+    ticket_status: int | None = None,
+    statuses: list[int] | None = None,
+    handler_group: int | None = None,
+    handler: int | str | None = None,
+    sla: str | None = None,
+    q: str | None = None,
+    tag: str | None = None,
+    fields: dict[str, str] | None = None,
+    now: datetime | None = None,
+) -> QuerySet[Ticket]:
+    """`qs` narrowed by the pool's filters (the pool, saved views and the export share them)."""
+    if priority is not None:
+        qs = qs.filter(priority=priority)
+    if category:
+        qs = qs.filter(category=category)
+    if ticket_status is not None:
+        qs = qs.filter(ticket_status=ticket_status)
+    if statuses:
+        qs = qs.filter(ticket_status__in=statuses)
+    if handler_group is not None:
+        qs = qs.filter(handler_group_id=handler_group)
+    if handler == HANDLER_ME:
+        qs = qs.filter(handler_id=user.pk)
+    elif handler == HANDLER_NONE:
+        qs = qs.filter(handler__isnull=True)
+    elif handler is not None:
+        qs = qs.filter(handler_id=int(handler))
+    if sla:
+        qs = qs.filter(sla_state_condition(sla, now or timezone.now()))
+    if tag:
+        qs = tags.filter_tag(qs, tag)
+    if fields:
+        qs = ticket_fields.filter_fields(qs, fields)
+    return search_tickets(qs, q)
+
+
 def pool_for(
     user,
     *,
     view: str,
-    priority: int | None = None,
-    category: str | None = None,
-    ticket_status: int | None = None,
-    handler_group: int | None = None,
-    q: str | None = None,
     sort: str | None = None,
+    ticket_status: int | None = None,
+    **filters,
 ) -> QuerySet[Ticket]:
     """The agent's lists: pending (their groups' pool), my_handling (theirs in 2, 3, 4),
-    mine ("My work": theirs in 2, 3, by section first) and all (their groups')."""
+    mine ("My work": theirs in 2, 3, by section first) and all (their groups'), narrowed by
+    `filters` (filter_tickets' keywords: priority, category, statuses, handler_group, handler,
+    sla, q, tag, fields, now)."""
     if view == "pending":
         qs = pool_pending_for(user)
     elif view == "my_handling":
@@ -132,15 +214,7 @@ def pool_for(
         ticket_status = None
     else:
         qs = pool_all_for(user)
-    if priority is not None:
-        qs = qs.filter(priority=priority)
-    if category:
-        qs = qs.filter(category=category)
-    if ticket_status is not None:
-        qs = qs.filter(ticket_status=ticket_status)
-    if handler_group is not None:
-        qs = qs.filter(handler_group_id=handler_group)
-    qs = search_tickets(qs, q)
+    qs = filter_tickets(qs, user, ticket_status=ticket_status, **filters)
     if view == "mine":
         ordered = sort_tickets(with_work_section(qs), sort or "sla")
         return ordered.order_by("work_section", *ordered.query.order_by)

@@ -11,21 +11,42 @@ from satisfaction.selectors import survey_of
 from satisfaction.serializers import TicketSatisfactionOutput
 from ticketing.models import Priority, ReplyType, Ticket, TicketRecord, TicketReply, TicketStatus
 
+from .selectors import HANDLER_ME, HANDLER_NONE, POOL_SORTS, SLA_STATES
+
 
 class TicketSubmitInput(serializers.Serializer):
     title = serializers.CharField(max_length=200)
     content = serializers.CharField(max_length=50_000)
     priority = serializers.ChoiceField(choices=Priority.choices)
-    category = serializers.RegexField(
-        r"^[A-Za-z0-9_.-]*$", max_length=50, required=False, allow_blank=True, default=""
+    category = serializers.CharField(
+        max_length=50,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="An active category's name (GET /api/categories/); 400 for any other.",
     )
-    handler_group_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    handler_group_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="Omitted or null: the category's handler group, if it has one.",
+    )
     attachment_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1),
         required=False,
         default=list,
         max_length=50,
         help_text="Your uploads (POST /api/attachments/) to attach.",
+    )
+    fields = serializers.DictField(  # type: ignore[assignment]
+        required=False,
+        default=dict,
+        help_text="The category's custom fields, {key: value} (GET /api/ticket-fields/"
+        "?category=<name> lists them); every required one must be given. 400 naming "
+        "`fields.<key>`: a key not of this category, a value its type cannot hold, a choice "
+        "not offered, a user who does not exist, a required field missing. Values: text a "
+        'string, number a JSON number, date "YYYY-MM-DD", choice one of its choices, '
+        "multi_choice a list of them, user a user id, checkbox true or false.",
     )
 
 
@@ -153,8 +174,22 @@ class TicketOutput(serializers.ModelSerializer):
             "satisfaction",
             "attachments",
             "merged_into",
+            "tags",
+            "fields",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "tags": {
+                "allow_null": True,
+                "help_text": "The team's tags (lower case); null for viewers outside the team.",
+            },
+            "fields": {
+                "help_text": "The category's custom fields, {key: value} (GET "
+                "/api/ticket-fields/ describes them): text, number, date (YYYY-MM-DD), choice "
+                "(one of its choices), multi_choice (a list of them), user (a user id), "
+                "checkbox (true or false)."
+            },
+        }
 
     def to_representation(self, ticket: Ticket) -> dict:
         """Staff-side viewers get every field. Everyone else who may see the ticket (its
@@ -170,6 +205,7 @@ class TicketOutput(serializers.ModelSerializer):
             data["reply_count"] = ticket.public_reply_count
             data["handler_id"] = None
             data["sla_rule_id"] = None
+            data["tags"] = None
         else:
             data["sla_events"] = SlaEventOutput(ticket.sla_events.all(), many=True).data
         return data
@@ -309,8 +345,38 @@ POOL_VIEWS = ("pending", "my_handling", "all")
 
 
 class PoolQuery(serializers.Serializer):
+    """The pool's filters (workflow.selectors.pool_for's keywords; saved views keep the same
+    ones, toolbox.saved_views)."""
+
     view = serializers.ChoiceField(choices=POOL_VIEWS, default="pending")
     priority = serializers.ChoiceField(choices=Priority.choices, required=False)
     category = serializers.CharField(max_length=50, required=False)
     ticket_status = serializers.ChoiceField(choices=TicketStatus.choices, required=False)
+    status = serializers.ListField(
+        child=serializers.ChoiceField(choices=TicketStatus.choices),
+        required=False,
+        max_length=len(TicketStatus.choices),
+        source="statuses",
+        help_text=_("Any of these statuses (repeat the parameter: status=2&status=3)."),
+    )
     handler_group = serializers.IntegerField(min_value=1, required=False)
+    handler = serializers.RegexField(
+        r"^(me|none|[1-9][0-9]{0,9})$",
+        required=False,
+        help_text=_('"me", "none" (nobody yet) or a person\'s id.'),
+        error_messages={"invalid": _('Give "me", "none" or a person\'s id.')},
+    )
+    sla = serializers.ChoiceField(
+        choices=SLA_STATES,
+        required=False,
+        help_text=_(
+            "response_due_1h / resolve_due_1h: that deadline within the hour (not yet passed); "
+            "breached: a clock timed out; paused: waiting on the applicant (open tickets)."
+        ),
+    )
+    q = serializers.CharField(max_length=200, required=False)
+    sort = serializers.ChoiceField(choices=POOL_SORTS, required=False)
+    tag = serializers.CharField(max_length=50, required=False)
+
+    def validate_handler(self, value: str) -> int | str:
+        return value if value in (HANDLER_ME, HANDLER_NONE) else int(value)

@@ -15,16 +15,24 @@ from django.utils.translation import gettext as _
 from attachments.services import attach
 from collaboration.models import LinkKind
 from config.db import prepared_cursor
-from config.errors import InvalidArgument
+from config.errors import ConflictError, InvalidArgument
 from handler_groups.models import HandlerGroup
 from routing import presence
 from routing.offers import decline_offer, offer_answered
 from routing.route import lock_group, route
 from satisfaction.services import survey_ask
 from sla.services import sla_finalize, sla_reopen, sla_resume, sla_start_clocks
-from ticketing import lifecycle, notify
+from ticketing import categories, lifecycle, notify
+from ticketing import fields as custom_fields
 from ticketing.lifecycle import IllegalTransition
-from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
+from ticketing.models import (
+    Priority,
+    ProcessStatus,
+    ReplyType,
+    Ticket,
+    TicketReply,
+    TicketStatus,
+)
 from ticketing.transitions import apply_transition, apply_transition_along, record
 from workflow.mentions import mentioned_in
 
@@ -47,10 +55,27 @@ def ticket_submit(
     category: str = "",
     handler_group_id: int | None = None,
     attachment_ids: list[int] | None = None,
+    fields: dict | None = None,
     now: datetime | None = None,
 ) -> Ticket:
-    """A new ticket, with the creator's uploads (attachment_ids) attached to it."""
+    """A new ticket, with the creator's uploads (attachment_ids) attached to it.
+
+    `category` must name an active category (400 "category"); without a handler group the
+    ticket goes to the category's, if it has an enabled one. `fields` are validated whole
+    against the category's custom fields (400 "fields.<key>", required ones included); None
+    (a ticket opened by the system, e.g. from mail) skips the required check and stores
+    none."""
     now = now or timezone.now()
+    chosen = categories.category_for_submit(category)
+    if handler_group_id is None and chosen is not None and chosen.handler_group_id:
+        own = HandlerGroup.objects.filter(pk=chosen.handler_group_id).first()
+        if own is not None and own.is_enabled:
+            handler_group_id = own.pk
+    values = (
+        custom_fields.validate(chosen.name if chosen else "", fields, partial=False)
+        if fields is not None
+        else {}
+    )
     if handler_group_id is not None:
         group = HandlerGroup.objects.filter(pk=handler_group_id).first()
         if group is None:
@@ -63,10 +88,11 @@ def ticket_submit(
             title=title,
             content=content,
             priority=priority,
-            category=category or "",
+            category=chosen.name if chosen else "",
             creator=creator,
             handler_group_id=handler_group_id,
             submitted_time=now,
+            fields=values,
         )
         record(
             ticket_id=ticket.pk,
@@ -437,6 +463,39 @@ def ticket_close(*, ticket_id: int, user, now: datetime | None = None) -> Ticket
             sla_finalize(ticket=ticket, now=now)
         notify.status_changed(ticket, "close", user.pk, now.isoformat())
         return ticket
+
+
+def ticket_set_priority(
+    *, ticket_id: int, priority: int, user, now: datetime | None = None
+) -> Ticket:
+    """Change an open ticket's priority, recorded in its history ("priority", from and to).
+    Its SLA clocks keep the deadlines they got at approval (the rule matched then); a closed,
+    rejected or cancelled ticket's priority is part of its record and stays (409)."""
+    now = now or timezone.now()
+    try:
+        priority = Priority(priority)
+    except ValueError:
+        raise InvalidArgument("priority", _("Not a priority.")) from None
+    with transaction.atomic():
+        ticket = Ticket.objects.select_for_update().get(pk=ticket_id)
+        if ticket.ticket_status == TicketStatus.CLOSED or ticket.process_status in (
+            ProcessStatus.REJECTED,
+            ProcessStatus.CANCELLED,
+        ):
+            raise ConflictError(_("A closed ticket's priority cannot change."))
+        if ticket.priority == priority:
+            return ticket
+        old = ticket.priority
+        Ticket.objects.filter(pk=ticket_id).update(priority=priority)
+        ticket.priority = priority
+        record(
+            ticket_id=ticket_id,
+            action="priority",
+            actor_id=user.pk,
+            now=now,
+            detail={"from": int(old), "to": int(priority)},
+        )
+    return ticket
 
 
 def ticket_transfer(

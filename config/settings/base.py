@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "satisfaction",
     "workflow",
     "mail",
+    "toolbox",
     "sla",
     "routing",
     "insight",
@@ -298,6 +299,11 @@ REST_FRAMEWORK = {
 # A list's count reads at most this many rows + 1; beyond, the planner's estimate is shown
 # and flagged (config/pagination.py: "count_is_estimate", "about 1.2 million").
 EXACT_COUNT_LIMIT = env.int("EXACT_COUNT_LIMIT", default=1000)
+# How far a saved view's tab counts exactly ("more than 100" beyond): every pool page counts
+# all the caller's views in one statement.
+SAVED_VIEW_COUNT_LIMIT = env.int("SAVED_VIEW_COUNT_LIMIT", default=100)
+# The most tickets one CSV export writes (GET /api/tickets/export/): more is a 400.
+TOOLBOX_EXPORT_MAX_ROWS = env.int("TOOLBOX_EXPORT_MAX_ROWS", default=100_000)
 
 # Requests per period (s, m, h, d): "anon" per client address, "user" per account, "login"
 # the token endpoint per client address (on top of the lock-out after failed passwords).
@@ -333,6 +339,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # The toolbox's one scope (canned responses, macros, saved views) is one enum.
+    "ENUM_NAME_OVERRIDES": {
+        "ItemScopeEnum": "toolbox.models.Scope",
+        "TicketStatusEnum": "ticketing.models.TicketStatus",
+    },
     "PREPROCESSING_HOOKS": ["config.openapi.without_format_suffix_routes"],
     # The docs pages load their scripts from this project's static files, never a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

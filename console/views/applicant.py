@@ -15,6 +15,7 @@ from console import files
 from console.badges import with_badges
 from console.forms import TicketSubmitForm
 from console.pages import LIST_RELATED, PAGE_SIZE, detail_url, render_console
+from console.ticket_fields import error_input
 from console.wording import customer_status
 from ticketing import access
 from workflow import selectors, services
@@ -66,7 +67,7 @@ def submit(request: HttpRequest) -> HttpResponse:
             if exc.field == "attachment_ids":
                 files.refuse(request.user, form, uploaded, exc.message)
             else:
-                field = SUBMIT_FIELDS.get(exc.field, exc.field)
+                field = SUBMIT_FIELDS.get(exc.field) or error_input(exc.field) or exc.field
                 form.add_error(field if field in form.fields else None, exc.message)
         else:
             messages.success(

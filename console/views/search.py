@@ -11,6 +11,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
+from config.errors import InvalidArgument
 from config.pagination import RowCount, count_text
 from console.pages import LIST_RELATED, PAGE_SIZE, render_console
 from handler_groups.models import HandlerGroup
@@ -18,6 +19,7 @@ from search import selectors
 from search.highlights import highlights_for
 from search.serializers import SearchQuery
 from ticketing import access
+from ticketing.fields import field_filters_from
 from ticketing.models import Priority, Ticket, TicketStatus
 
 FIELD_LABELS = {
@@ -63,7 +65,13 @@ def search(request: HttpRequest) -> HttpResponse:
         }
         return render_console(request, "console/search.html", context, status=400)
     data = query.validated_data
-    found = selectors.search_validated(request.user, data)
+    try:
+        found = selectors.search_validated(
+            request.user, data, fields=field_filters_from(request.GET)
+        )
+    except InvalidArgument as exc:
+        context["errors"] = {exc.field: [exc.message]}
+        return render_console(request, "console/search.html", context, status=400)
     page = Paginator(found.ticket_ids, PAGE_SIZE).get_page(request.GET.get("page"))
     tickets = selectors.tickets_in_order(
         list(page.object_list), Ticket.objects.select_related(*LIST_RELATED)

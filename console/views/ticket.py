@@ -3,6 +3,7 @@ approvers the public story: see ticketing/access.py), and its actions: each one 
 parses its input, calls one service and answers with a redirect or the page again with the
 error's status."""
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from attachments import selectors as attachment_selectors
 from attachments.errors import TicketFull
 from config.errors import ConflictError, Forbidden, InvalidArgument
-from console import files, links, merging, satisfaction, watchers
+from console import files, links, macros, merging, satisfaction, tags, ticket_fields, watchers
 from console.badges import badge_display
 from console.forms import DeclineForm, PreviewForm, RejectForm, ReplyForm, TransferForm
 from console.history import describe_all
@@ -50,10 +51,28 @@ def _record_rows(audience: access.Audience, ticket: Ticket) -> list[dict]:
     """The history as this viewer may read it (records_for keeps the audience rules), each
     record in plain words; the names it mentions read in one query."""
     records = selectors.records_for(audience, ticket)
-    return [
-        {"created": record.created, "action": record.action, "text": text}
+    rows: list[dict[str, Any]] = [
+        {
+            "id": record.pk,
+            "created": record.created,
+            "action": record.action,
+            "text": text,
+            "run": (record.detail or {}).get("macro_run"),
+            "steps": [],
+        }
         for record, text in zip(records, describe_all(records), strict=True)
     ]
+    # A macro's run is one entry: the records its steps wrote (marked with the run's record
+    # id, toolbox.macros) are listed under it, not beside it.
+    runs = {row["id"]: row for row in rows if row["action"] == "macro"}
+    shown = []
+    for row in rows:
+        run = runs.get(row["run"]) if row["run"] is not None else None
+        if run is not None:
+            run["steps"].append(row)
+        else:
+            shown.append(row)
+    return shown
 
 
 def reply_by(ticket: Ticket):
@@ -198,6 +217,10 @@ def render_ticket(
         **links.panel(request, ticket, audience),
         **merging.panel(request, ticket, audience),
         **satisfaction.panel(request, ticket, audience),
+        # The toolbox: macros, tags and custom fields (each its module's card).
+        **macros.panel(request, ticket, audience),
+        **tags.panel(request, ticket, audience),
+        **ticket_fields.panel(request, ticket, audience),
     }
     return render_console(request, "console/ticket_detail.html", context, status=status)
 

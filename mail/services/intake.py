@@ -64,7 +64,7 @@ from mail.models import (
 )
 from mail.parsing import ParsedMessage, Unparseable, message_ids, parse
 from mail.services import notices
-from ticketing import access
+from ticketing import access, categories
 from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketStatus
 from ticketing.transitions import record
 from workflow import services as workflow
@@ -317,7 +317,7 @@ def _open_ticket(
         title=_title(parsed.subject),
         content=content,
         priority=mailbox.priority,
-        category=mailbox.category,
+        category=categories.offered_name(mailbox.category),
         handler_group_id=mailbox.handler_group_id,
         attachment_ids=[f.pk for f in files],
         now=now,

@@ -25,6 +25,7 @@ from mail.models import (
     MailMessage,
     UnknownSenders,
 )
+from ticketing import categories
 from ticketing.models import Priority
 
 # The settings a mailbox is made of (its secrets by their plain names; the model stores them
@@ -86,6 +87,14 @@ def mailbox_check(*, mailbox_id: int | None, values: dict[str, Any]) -> dict[str
     values["category"] = (values.get("category") or "").strip()
     if len(values["category"]) > 50:
         raise InvalidArgument("category", _("At most 50 characters."))
+    # The tickets it opens name it: an active category (400 "category" otherwise), unless
+    # the mailbox has it already (retiring a category must not stop its other edits).
+    kept = (
+        mailbox_id is not None
+        and Mailbox.objects.filter(pk=mailbox_id, category=values["category"]).exists()
+    )
+    if not kept:
+        categories.category_for_submit(values["category"])
 
     if values["priority"] not in Priority.values:
         raise InvalidArgument(

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing.models import ProcessStatus, Ticket
+from ticketing.models import Category, ProcessStatus, Ticket
 from workflow import services
 
 pytestmark = [pytest.mark.browser]
@@ -25,6 +25,7 @@ def queue(transactional_db):
     group = HandlerGroupFactory(
         name="Service desk", members=[UserFactory(username="hana")], assign_strategy=0
     )
+    Category.objects.create(name="it")
     start = timezone.now() - timedelta(hours=2)
     subjects = [
         ("VPN drops every hour", "Since Monday the VPN client disconnects every hour. " * 5),

@@ -12,7 +12,7 @@ from console.badges import badge_display, duration_text
 from notifications.models import Notification
 from notifications.sending import send
 from tests.factories import HandlerGroupFactory, StaffFactory, UserFactory
-from ticketing.models import ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
+from ticketing.models import Category, ProcessStatus, ReplyType, Ticket, TicketReply, TicketStatus
 from workflow import services
 
 pytestmark = pytest.mark.django_db
@@ -128,6 +128,7 @@ def test_pool_hides_other_groups_tickets(as_user, outsider, pooled):
 
 
 def test_pool_filters_by_priority_and_category(as_user, handlers, group, approver, submit):
+    Category.objects.bulk_create([Category(name="vpn"), Category(name="mail")])
     low = submit(handler_group_id=group.pk, priority=1, title="Low one", category="vpn")
     high = submit(handler_group_id=group.pk, priority=4, title="Urgent one", category="mail")
     for ticket in (low, high):
@@ -439,6 +440,7 @@ def test_pool_rows_carry_the_sla_badge_of_the_running_clock(as_user, handlers, p
 
 
 def test_applicant_submits_a_ticket_and_sees_it_in_my_tickets(as_user, applicant, group):
+    Category.objects.create(name="vpn")
     client = as_user(applicant)
     form = client.get("/console/submit/")
     assert form.status_code == 200 and group.name in text(form)

@@ -17,7 +17,7 @@ from mail.services import fetching, intake
 from tests.factories import HandlerGroupFactory, UserFactory
 from tests.mail import imap_fixtures
 from tests.mail.imap_fixtures import NOW, rfc822, server_ssl_context
-from ticketing.models import Ticket, TicketReply
+from ticketing.models import Category, Ticket, TicketReply
 
 dovecot = imap_fixtures.dovecot
 imap_account = imap_fixtures.imap_account
@@ -34,6 +34,7 @@ def people(db):
 @pytest.fixture
 def mailbox(imap_account, people):
     group, _ = people
+    Category.objects.get_or_create(name="hardware")
     return imap_account.mailbox(handler_group=group, priority=3, category="hardware")
 
 

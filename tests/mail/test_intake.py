@@ -13,6 +13,7 @@ from mail.models import FailedMail, Mailbox, MailMessage
 from mail.services.intake import receive
 from tests.factories import ApproverFactory, HandlerGroupFactory, StaffFactory, UserFactory
 from ticketing.models import (
+    Category,
     ProcessStatus,
     ReplyType,
     Ticket,
@@ -67,6 +68,7 @@ def group(db):
 
 @pytest.fixture
 def mailbox(group):
+    Category.objects.get_or_create(name="hardware")
     return Mailbox.objects.create(
         address="it-help@desk.test",
         name="IT support",

@@ -8,6 +8,7 @@ import pytest
 from handler_groups.models import GroupStatus
 from mail.models import FailedMail, ImapCursor, Mailbox, MailMessage
 from tests.factories import HandlerGroupFactory, StaffFactory, UserFactory
+from ticketing.models import Category
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +69,7 @@ def field_errors(response) -> dict:
 
 
 def test_staff_create_a_mailbox_and_get_it_back_without_its_secrets(admin_api, group, settings):
+    Category.objects.create(name="hardware")
     response = admin_api.post(
         URL,
         {

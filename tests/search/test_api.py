@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from ticketing.models import Ticket
+from ticketing.models import Category, Ticket
 
 from .conftest import ids
 
@@ -82,6 +82,7 @@ def test_relevance_first_then_the_newest(ticket, search, staff):
 
 
 def test_filters_narrow_the_results(ticket, search, staff, group, approver, submit):
+    Category.objects.create(name="hardware")
     urgent = ticket(title="Printer broken", content="x", priority=4)
     low = ticket(title="Printer broken", content="x", priority=1, category="hardware")
     assert ids(search(staff, "printer", priority=4)) == [urgent.pk]

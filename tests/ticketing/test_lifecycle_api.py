@@ -3,12 +3,13 @@
 import pytest
 
 from tests.factories import UserFactory
-from ticketing.models import ProcessStatus, Ticket, TicketStatus
+from ticketing.models import Category, ProcessStatus, Ticket, TicketStatus
 
 pytestmark = pytest.mark.django_db
 
 
 def test_submit_creates_a_ticket_awaiting_approval(api, applicant, group):
+    Category.objects.create(name="network")
     response = api.as_user(applicant).post(
         "/api/tickets/",
         {

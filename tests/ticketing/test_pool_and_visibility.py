@@ -3,7 +3,7 @@
 import pytest
 
 from tests.factories import HandlerGroupFactory, UserFactory
-from ticketing.models import TicketStatus
+from ticketing.models import Category, TicketStatus
 from workflow import services
 
 pytestmark = pytest.mark.django_db
@@ -15,6 +15,7 @@ def world(submit, approver):
     alice, bob, carol = (UserFactory(username=n) for n in ("alice", "bob", "carol"))
     it = HandlerGroupFactory(name="it", members=[alice, bob])
     hr = HandlerGroupFactory(name="hr", members=[carol])
+    Category.objects.create(name="payroll")
     tickets = {
         "it": submit(title="it ticket", handler_group_id=it.pk),
         "hr": submit(title="hr ticket", handler_group_id=hr.pk, priority=1, category="payroll"),
