@@ -312,10 +312,12 @@ def _people(database: str) -> dict:
             "ORDER BY count(*) DESC, u.username LIMIT 1"
         )
         word = one("SELECT title FROM oa_ticket_bill ORDER BY id DESC LIMIT 1")[0].split()[0]
+        view = _saved_views(conn, agent, group_id, word)
     return {
         "group": group_id,
         "showcase": showcase,
         "word": word,
+        "view": view,
         "users": {
             "leader": leader,
             "staff": "scale_staff",
@@ -326,6 +328,39 @@ def _people(database: str) -> dict:
             "watcher": watcher[0] if watcher else applicant,
         },
     }
+
+
+# The agent's ten saved views (issue 28): tabs beside My work, each with its count.
+SCALE_VIEWS = (
+    ("Scale view: VIP", {"tag": "vip"}),
+    ("Scale view: needs a part", {"tag": "needs-part"}),
+    ("Scale view: urgent", {"priority": 4}),
+    ("Scale view: response due within 1 h", {"sla": "response_due_1h"}),
+    ("Scale view: in progress", {"status": [3]}),
+    ("Scale view: mine", {"handler": "me"}),
+    ("Scale view: hardware", {"category": "hardware"}),
+    ("Scale view: one asset", {"fields": {"asset_tag": "PC-00042"}}),
+    ("Scale view: breached", {"sla": "breached"}),
+    ("Scale view: my group, waiting", {"status": [1]}),
+)
+
+
+def _saved_views(conn, agent: str, group_id: int, word: str) -> int:
+    """The agent's SCALE_VIEWS, made again (the build predates them or a run changed them);
+    the id of the first."""
+    (agent_id,) = conn.execute("SELECT id FROM auth_user WHERE username = %s", [agent]).fetchone()
+    conn.execute("DELETE FROM toolbox_saved_view WHERE name LIKE 'Scale view:%%'")
+    first = None
+    for order, (name, filters) in enumerate(SCALE_VIEWS):
+        filters = {**filters, "group": group_id} if "group" in name else filters
+        (made,) = conn.execute(
+            "INSERT INTO toolbox_saved_view (name, scope, owner_id, group_id, created, updated, "
+            "filters, sort, \"order\") VALUES (%s, 'personal', %s, NULL, now(), now(), %s, '', "
+            "%s) RETURNING id",
+            [name, agent_id, json.dumps(filters), order],
+        ).fetchone()
+        first = first or made
+    return first
 
 
 def calls(ids: dict, today) -> list[Call]:
@@ -413,6 +448,42 @@ def calls(ids: dict, today) -> list[Call]:
         Call("staffing, a day", "leader", f"/api/staffing/?group={group}&date={t}", True, "report"),
         Call("inbox", "agent", "/inbox/", False, "page", True),
         Call("console search", "agent", f"/console/?view=all&q={word}", False, "page", True),
+        # The toolbox (issue 28): filters on tags and custom fields, saved views and their
+        # counts, autocomplete, the export.
+        Call(
+            "pool all, a tag (API)",
+            "agent",
+            "/api/tickets/pool/?view=all&tag=needs-part",
+            True,
+            "page",
+            True,
+        ),
+        Call(
+            "pool all, a custom field (API)",
+            "agent",
+            "/api/tickets/pool/?view=all&field.asset_tag=PC-00042",
+            True,
+            "page",
+            True,
+        ),
+        Call("console pool, a tag", "agent", "/console/?view=all&tag=vip", False, "page", True),
+        Call("saved views, 10 counts", "agent", "/api/views/", True, "page"),
+        Call(
+            "a saved view's tickets",
+            "agent",
+            f"/api/views/{ids['view']}/tickets/",
+            True,
+            "page",
+            True,
+        ),
+        Call("tags autocomplete", "agent", "/api/tags/?q=v", True, "page"),
+        Call(
+            "export CSV, a group's tag",
+            "leader",
+            "/api/tickets/export/?view=all&tag=needs-part&format=csv",
+            True,
+            "report",
+        ),
         Call("admin ticket list", "admin", "/admin/ticketing/ticket/", False, "page", True),
         Call("admin search", "admin", f"/admin/ticketing/ticket/?q={word}", False, "page", True),
     ]

@@ -131,6 +131,7 @@ COLUMNS = {
         "response_timeout", "resolve_timeout", "reply_count", "creator_id", "handler_id",
         "handler_group_id", "resolve_warned", "response_warned", "sla_paused", "sla_paused_at",
         "sla_rule_id", "queued_time", "responded_time", "public_reply_count", "merged_into_id",
+        "tags", "fields",
     ),
     "oa_ticket_reply": (
         "id", "reply_type", "content", "created", "author_id", "ticket_id", "merged_from_id",
@@ -260,6 +261,75 @@ class Ids:
             cursor.execute(
                 f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), %s, false)", [value]
             )
+
+
+# The toolbox's data (issue 28), chosen from the ticket id so that the rest of the build's
+# random sequence is what it was: three tickets in ten carry one or two of their theme's tags;
+# the hardware tickets an asset number, the network ones a floor (TOOLBOX_FIELDS).
+THEME_TAGS = {
+    "hardware": ("laptop", "warranty", "needs-part", "vip"),
+    "network": ("vpn", "wifi", "outage", "vip"),
+    "access": ("password", "mfa", "new-starter", "vip"),
+    "software": ("licence", "outlook", "install", "vip"),
+    "payroll": ("payslip", "expenses", "vip"),
+    "leave": ("holiday", "sick-note", "vip"),
+    "facilities": ("heating", "furniture", "vip"),
+}
+TOOLBOX_FIELDS = (
+    # key, label, type, the category it applies to
+    ("asset_tag", "Asset tag", "text", "hardware"),
+    ("floor", "Floor", "number", "network"),
+)
+
+
+def _toolbox_values(tid: int, theme: str) -> tuple[str, str]:
+    tags: list[str] = []
+    vocabulary = THEME_TAGS.get(theme, ())
+    if vocabulary and tid % 10 < 3:
+        tags.append(vocabulary[tid % len(vocabulary)])
+        if tid % 10 == 0:
+            second = vocabulary[(tid // 10) % len(vocabulary)]
+            if second not in tags:
+                tags.append(second)
+    fields: dict = {}
+    if theme == "hardware":
+        fields["asset_tag"] = f"PC-{tid % 5000:05d}"
+    elif theme == "network":
+        fields["floor"] = tid % 12
+    array = "{" + ",".join(tags) + "}"
+    return array, json.dumps(fields)
+
+
+def _toolbox_rows(cursor) -> dict[str, int]:
+    """The categories the tickets name, the fields and the tags' counts (from the tickets)."""
+    cursor.execute(
+        'INSERT INTO ticket_category (name, translations, active, "order") '
+        "SELECT DISTINCT category, '{}'::jsonb, true, 0 FROM oa_ticket_bill "
+        "WHERE category <> '' ON CONFLICT (name) DO NOTHING"
+    )
+    for order, (key, label, kind, category) in enumerate(TOOLBOX_FIELDS):
+        cursor.execute(
+            "INSERT INTO ticket_field (key, label, label_translations, type, required, "
+            "choices, help_text, \"order\", active) VALUES (%s, %s, '{}', %s, false, '[]', '', "
+            "%s, true) ON CONFLICT (key) DO NOTHING RETURNING id",
+            [key, label, kind, order],
+        )
+        made = cursor.fetchone()
+        if made:
+            cursor.execute(
+                "INSERT INTO ticket_field_categories (ticketfield_id, category_id) "
+                "SELECT %s, id FROM ticket_category WHERE name = %s",
+                [made[0], category],
+            )
+    cursor.execute(
+        "INSERT INTO ticket_tag (name, ticket_count) SELECT tag, count(*) FROM oa_ticket_bill, "
+        "unnest(tags) AS tag GROUP BY tag ON CONFLICT (name) DO UPDATE SET ticket_count = "
+        "EXCLUDED.ticket_count"
+    )
+    cursor.execute("SELECT count(*) FROM ticket_tag")
+    tags = cursor.fetchone()[0]
+    cursor.execute("SELECT count(*) FROM ticket_category")
+    return {"ticket_tag": tags, "ticket_category": cursor.fetchone()[0]}
 
 
 def _iso(t: datetime) -> str:
@@ -572,6 +642,7 @@ def build(
                 f"{rows['oa_ticket_link']} links, {writer.merged} merged"
             )
             summary.rows["oa_presence_span"] += _presence(cursor, rng, people, ids, now, days)
+            summary.rows.update(_toolbox_rows(cursor))
             ids.finish(cursor)
             progress(f"presence written ({time.monotonic() - started:.0f}s)")
             if again:
@@ -1154,6 +1225,7 @@ class _Writer:
                 accepted,
                 public_count,
                 merge_into.id if merge_into else None,
+                *_toolbox_values(tid, theme),
             )
         )
         self.bill_rows[tid] = len(self.buffers["oa_ticket_bill"]) - 1
