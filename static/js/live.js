@@ -72,6 +72,29 @@
         }
       });
     }
+    // What a person chose or typed in a form that keeps its values across a swap
+    // (data-live-keep: the pool's bulk bar), by name, to put back in the fresh form; a
+    // select's change event lets its script (bulk.js) show the right fields again.
+    var KEPT = "[data-live-keep] input[name]:not([type=checkbox]):not([type=radio])" +
+      ":not([type=hidden]), [data-live-keep] select[name], [data-live-keep] textarea[name]";
+    function typed(region) {
+      var values = {};
+      region.querySelectorAll(KEPT).forEach(function (field) {
+        values[field.name] = field.value;
+      });
+      return values;
+    }
+    function typeAgain(region, values) {
+      region.querySelectorAll(KEPT).forEach(function (field) {
+        if (Object.prototype.hasOwnProperty.call(values, field.name) &&
+            field.value !== values[field.name]) {
+          field.value = values[field.name];
+          if (field.tagName === "SELECT") {
+            field.dispatchEvent(new Event("change", { bubbles: true }));
+          }
+        }
+      });
+    }
     var pending = null;
     var inFlight = false;
     var again = false;
@@ -89,9 +112,11 @@
         var focused = current && current.contains(document.activeElement);
         if (current && next && (isList || !focused)) {
           var keys = ticked(current);
+          var values = typed(current);
           var incoming = document.importNode(next, true);
           current.replaceWith(incoming);
           tickAgain(incoming, keys);
+          typeAgain(incoming, values);
         }
       });
       document.dispatchEvent(new CustomEvent("td:live-swapped"));

@@ -258,3 +258,31 @@ def test_on_the_split_view_the_list_and_the_ticket_beside_it_both_follow(
     expect(pane).to_be_hidden()
     expect(pane).not_to_have_attribute("data-live", "open")
     context.close()
+
+
+def test_the_pools_bulk_bar_keeps_what_is_typed_and_ticked_when_the_list_follows(
+    people,
+    ticket,
+    asgi_server,  # noqa: F811
+    browser,
+    lang,
+):
+    """The bar is inside the region live.js swaps: a tag half-typed, the action chosen and the
+    rows ticked survive a new ticket arriving (focus on a checkbox is no typing: the swap
+    does not wait)."""
+    context, page = new_page(browser, asgi_server, "desktop", "it_bob", lang)
+    page.goto(f"{asgi_server}/console/?view=all")
+    expect(page.locator("html")).to_have_attribute("data-live", "open")
+    page.get_by_test_id("bulk-action").select_option("remove_tags")
+    page.get_by_test_id("bulk-tags").fill("vpn, floor 2")
+    box = page.locator(f"tr[data-ticket-id='{ticket.pk}'] [data-bulk-row]")
+    box.check()
+
+    fresh = submit(people, "Headset crackles", "It crackles.")
+    services.ticket_approve(ticket_id=fresh.pk, approver=people["approver"])
+    expect(page.locator(f"tr[data-ticket-id='{fresh.pk}']")).to_be_visible(timeout=LIVE_MS)
+    expect(page.get_by_test_id("bulk-action")).to_have_value("remove_tags")
+    expect(page.get_by_test_id("bulk-tags")).to_have_value("vpn, floor 2")
+    expect(page.get_by_test_id("bulk-tags")).to_be_visible()
+    expect(page.locator(f"tr[data-ticket-id='{ticket.pk}'] [data-bulk-row]")).to_be_checked()
+    context.close()
