@@ -5,7 +5,6 @@ from typing import cast
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.validators import RegexValidator
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
@@ -32,10 +31,6 @@ POOL_SORT_CHOICES = (
 )
 # The order a tab shows when the query string names none.
 DEFAULT_SORT = {"mine": "sla", "pending": "-age", "all": "-age"}
-
-category_validator = RegexValidator(
-    r"^[A-Za-z0-9_.-]*$", _("Letters, digits, '.', '_' and '-' only.")
-)
 
 
 def _enabled_groups():
@@ -71,9 +66,8 @@ class PoolFilterForm(forms.Form):
         empty_value=None,
         required=False,
     )
-    category = forms.CharField(
-        label=_("Category"), max_length=50, required=False, validators=[category_validator]
-    )
+    # A category's name (ticketing.models.Category: staff name them freely, spaces included).
+    category = forms.CharField(label=_("Category"), max_length=50, required=False)
     ticket_status = forms.TypedChoiceField(
         label=_("Status"),
         choices=[("", _("Any status")), *TicketStatus.choices],

@@ -128,9 +128,11 @@ def test_pool_hides_other_groups_tickets(as_user, outsider, pooled):
 
 
 def test_pool_filters_by_priority_and_category(as_user, handlers, group, approver, submit):
-    Category.objects.bulk_create([Category(name="vpn"), Category(name="mail")])
+    Category.objects.bulk_create([Category(name="vpn"), Category(name="Mail & calendar")])
     low = submit(handler_group_id=group.pk, priority=1, title="Low one", category="vpn")
-    high = submit(handler_group_id=group.pk, priority=4, title="Urgent one", category="mail")
+    high = submit(
+        handler_group_id=group.pk, priority=4, title="Urgent one", category="Mail & calendar"
+    )
     for ticket in (low, high):
         services.ticket_approve(ticket_id=ticket.pk, approver=approver)
     client = as_user(handlers[0])
@@ -138,6 +140,10 @@ def test_pool_filters_by_priority_and_category(as_user, handlers, group, approve
     assert high.bill_code in body and low.bill_code not in body
     body = text(client.get(CONSOLE, {"view": "all", "category": "vpn"}))
     assert low.bill_code in body and high.bill_code not in body
+    # A category named with spaces and signs, as staff may name one.
+    response = client.get(CONSOLE, {"view": "all", "category": "Mail & calendar"})
+    assert response.status_code == 200
+    assert high.bill_code in text(response) and low.bill_code not in text(response)
     body = text(client.get(CONSOLE, {"view": "all", "category": "nothing-here"}))
     assert "No tickets match these filters." in body
 
