@@ -12,6 +12,17 @@ class Scope(models.TextChoices):
     GLOBAL = "global", _("global")
 
 
+def scope_constraint(name: str, *, allow_global: bool = True) -> models.CheckConstraint:
+    """A personal row has its owner and no group, a group's row its group, a global row no
+    group (saved views are never global)."""
+    condition = models.Q(scope="personal", owner__isnull=False, group__isnull=True) | models.Q(
+        scope="group", group__isnull=False
+    )
+    if allow_global:
+        condition |= models.Q(scope="global", group__isnull=True)
+    return models.CheckConstraint(condition=condition, name=name)
+
+
 class Scoped(models.Model):
     name = models.CharField(verbose_name=_("name"), max_length=100)
     scope = models.CharField(
@@ -58,16 +69,7 @@ class CannedResponse(Scoped):
             models.Index(fields=["scope", "group"], name="canned_scope_idx"),
             models.Index(fields=["owner"], name="canned_owner_idx"),
         ]
-        constraints = [
-            models.CheckConstraint(
-                condition=(
-                    models.Q(scope="personal", owner__isnull=False, group__isnull=True)
-                    | models.Q(scope="group", group__isnull=False)
-                    | models.Q(scope="global", group__isnull=True)
-                ),
-                name="canned_scope_owner_group",
-            )
-        ]
+        constraints = [scope_constraint("canned_scope_owner_group")]
 
 
 class Macro(Scoped):
@@ -83,16 +85,7 @@ class Macro(Scoped):
             models.Index(fields=["scope", "group"], name="macro_scope_idx"),
             models.Index(fields=["owner"], name="macro_owner_idx"),
         ]
-        constraints = [
-            models.CheckConstraint(
-                condition=(
-                    models.Q(scope="personal", owner__isnull=False, group__isnull=True)
-                    | models.Q(scope="group", group__isnull=False)
-                    | models.Q(scope="global", group__isnull=True)
-                ),
-                name="macro_scope_owner_group",
-            )
-        ]
+        constraints = [scope_constraint("macro_scope_owner_group")]
 
 
 class SavedView(Scoped):
@@ -113,12 +106,4 @@ class SavedView(Scoped):
             models.Index(fields=["scope", "group"], name="view_scope_idx"),
             models.Index(fields=["owner"], name="view_owner_idx"),
         ]
-        constraints = [
-            models.CheckConstraint(
-                condition=(
-                    models.Q(scope="personal", owner__isnull=False, group__isnull=True)
-                    | models.Q(scope="group", group__isnull=False)
-                ),
-                name="view_scope_owner_group",
-            )
-        ]
+        constraints = [scope_constraint("view_scope_owner_group", allow_global=False)]
