@@ -38,7 +38,7 @@ def main() -> None:
     from sla import ladder
     from sla.models import SlaEvent, SlaRule
     from sla.rules import set_levels
-    from ticketing.models import Ticket
+    from ticketing.models import Category, Ticket
     from workflow import services
 
     applicant, _ = User.objects.get_or_create(username="lag_bench_applicant")
@@ -48,6 +48,7 @@ def main() -> None:
     group, _ = HandlerGroup.objects.get_or_create(
         name="lag bench", defaults={"member_user_ids": str(agent.pk), "leader": approver}
     )
+    Category.objects.get_or_create(name=CATEGORY)  # (categories are rows)
     rule = SlaRule.objects.create(
         name="lag bench", category=CATEGORY, response_hours=Decimal("0.05"), sort=-1
     )  # response in 3 minutes: levels at 5 %, 10 % and 20 % = 9 s, 18 s and 36 s
