@@ -74,7 +74,7 @@ def test_the_agent_lands_on_my_work_with_the_ticket_assigned_to_them(
     if device == "phone":
         # Filters fold away; the header is two lines at most and nothing scrolls sideways.
         expect(fold).not_to_have_attribute("open", re.compile(".*"))
-        expect(page.get_by_label("Priority")).to_be_hidden()
+        expect(page.get_by_label("Priority", exact=True)).to_be_hidden()
         header = page.locator("header.topbar").bounding_box()
         assert header is not None and header["height"] < 100, header
         nav = page.locator("nav.nav").bounding_box()
@@ -85,11 +85,11 @@ def test_the_agent_lands_on_my_work_with_the_ticket_assigned_to_them(
         assert scroll_width <= 390
         page.screenshot(path=screenshots_dir / "home-agent-phone.png", full_page=True)
         fold.locator("summary").click()
-        expect(page.get_by_label("Priority")).to_be_visible()
+        expect(page.get_by_label("Priority", exact=True)).to_be_visible()
         page.screenshot(path=screenshots_dir / "home-agent-phone-filters.png", full_page=True)
     else:
         expect(fold).to_have_attribute("open", "")
-        expect(page.get_by_label("Priority")).to_be_visible()
+        expect(page.get_by_label("Priority", exact=True)).to_be_visible()
         assert scroll_width <= 1280
         page.screenshot(path=screenshots_dir / "home-agent-desktop.png", full_page=True)
 
