@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from tests.browser.session import PASSWORD, TIMEOUT_MS, log_in
 from tests.factories import ApproverFactory, HandlerGroupFactory, UserFactory
-from ticketing.models import ReplyType, Ticket, TicketStatus
+from ticketing.models import Category, ReplyType, Ticket, TicketStatus
 from workflow import services
 
 pytestmark = [pytest.mark.browser]
@@ -47,6 +47,7 @@ def test_handler_accepts_from_the_pool_and_the_inbox_badge_follows_assignments(
     settings.CONSOLE_BADGE_POLL_MS = 500
     base = live_server.url
     handler, applicant, approver = people["handler"], people["applicant"], people["approver"]
+    Category.objects.bulk_create([Category(name="vpn"), Category(name="printer")])
     vpn = submit_ticket(applicant, people["desk"], "VPN drops every hour", 3, "vpn")
     printer = submit_ticket(applicant, people["desk"], "Printer jams on floor 2", 1, "printer")
     for ticket in (printer, vpn):
